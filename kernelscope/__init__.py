@@ -1,0 +1,9 @@
+"""kernelscope: one data model and one tool for GPU kernel performance work, AMD and NVIDIA alike."""
+
+from kernelscope.analyses.gap import GapOptions, GapResult, gap
+from kernelscope.api import gap_report
+from kernelscope.model import KernelLaunch, Profile
+from kernelscope.readers import detect, load, read
+
+__version__ = "0.1.0"
+__all__ = ["GapOptions", "GapResult", "KernelLaunch", "Profile", "detect", "gap", "gap_report", "load", "read"]

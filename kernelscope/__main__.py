@@ -1,0 +1,5 @@
+"""``python -m kernelscope`` is ``kscope``."""
+
+from kernelscope.cli import main
+
+main()

@@ -1,0 +1,258 @@
+"""Gap analysis: rank kernels by GPU time, with honest totals.
+
+``gap(profile)`` is the pure function; ``GapAccumulator`` is the same computation fed batch by batch,
+so a multi-hundred-MB trace never has to be held as records (the CLI streams through it).
+
+Definitions (also in ``docs/gap.md``):
+- kernel time: the sum of kernel durations (concurrent kernels count once each);
+- busy time: per device, the length of the union of kernel intervals (overlap counted once),
+  summed over devices (a device is a (rank, device) pair);
+- wall time: per rank, last end minus first start of any GPU activity (kernels and memory
+  operations); the longest rank's wall when several ranks ran side by side;
+- idle time: per device, its rank's wall minus its busy time, summed over devices;
+- std: the sample standard deviation (n-1), as rocprofv3's ``--stats`` computes it; 0 for one call.
+Memory operations are not kernels: they are counted only with ``include_memory``.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable
+from typing import Literal
+
+import msgspec
+import numpy as np
+
+from kernelscope.identity import base_name
+from kernelscope.model import KernelLaunch, KernelStats, MemoryOp, Profile
+
+GAP_SCHEMA = "kernelscope.gap.v1"
+GroupBy = Literal["name", "function"]
+_NS_PER_US = 1000.0
+
+
+class GapOptions(msgspec.Struct, frozen=True, kw_only=True):
+    include_memory: bool = False
+    group_by: GroupBy = "name"
+    per_rank: bool = False  # one row per (rank, kernel) instead of merging ranks
+
+
+class KernelRow(msgspec.Struct, kw_only=True):
+    name: str
+    calls: int
+    total_us: float
+    avg_us: float
+    median_us: float | None
+    min_us: float | None
+    max_us: float | None
+    std_us: float | None
+    pct: float
+    kind: str | None = None
+    category: str | None = None
+    rank: int | None = None
+    ranks: list[int] = msgspec.field(default_factory=list)
+    vendor: str | None = None
+
+
+class GapTotals(msgspec.Struct, kw_only=True):
+    kernel_time_us: float
+    busy_time_us: float | None
+    wall_time_us: float | None
+    idle_time_us: float | None
+    launches: int
+    kernels: int
+    memory_time_us: float
+    memory_ops: int
+    devices: int
+    ranks: int
+
+
+class GapResult(msgspec.Struct, kw_only=True):
+    totals: GapTotals
+    kernels: list[KernelRow]
+    options: GapOptions = GapOptions()
+    sources: list[str] = msgspec.field(default_factory=list)
+    window: str | None = None
+    phase: str | None = None
+    phases: list[GapResult] = msgspec.field(default_factory=list)  # one result per phase with --phase-by
+    warnings: list[str] = msgspec.field(default_factory=list)
+    schema: str = GAP_SCHEMA
+
+
+def busy_ns(starts: np.ndarray, ends: np.ndarray) -> int:
+    """Length of the union of [start, end) intervals: sort by start, sweep the running maximum end."""
+    if starts.size == 0:
+        return 0
+    order = np.argsort(starts, kind="stable")
+    s, e = starts[order], ends[order]
+    reach = np.maximum.accumulate(e)
+    gaps = np.maximum(s[1:] - reach[:-1], 0)
+    return int(reach[-1] - s[0] - gaps.sum())
+
+
+class _Group:
+    __slots__ = ("durations", "ranks", "vendor")
+
+    def __init__(self, vendor: str | None) -> None:
+        self.durations = array("q")
+        self.ranks: set[int] = set()
+        self.vendor = vendor
+
+
+class GapAccumulator:
+    """Feed ``Profile`` batches with ``add``; ``result`` gives the gap table of everything added."""
+
+    def __init__(self, options: GapOptions | None = None) -> None:
+        self.options = options or GapOptions()
+        self._groups: dict[tuple[int | None, str], _Group] = {}
+        self._spans: dict[tuple[int | None, int | None], tuple[array[int], array[int]]] = {}
+        self._activity: dict[int | None, list[int]] = {}  # rank -> [first start, last end]
+        self._memory_ns = 0
+        self._memory_ops = 0
+        self._untimed = 0
+        self._stats_rows: list[KernelRow] = []
+        self._names: dict[str, str] = {}
+        self.sources: list[str] = []
+
+    def _key(self, name: str, rank: int | None) -> tuple[int | None, str]:
+        if self.options.group_by == "function":
+            label = self._names.get(name)
+            if label is None:
+                label = self._names[name] = base_name(name)
+            name = label
+        return (rank if self.options.per_rank else None, name)
+
+    def _interval(self, rank: int | None, device: int | None, start: int | None, dur: int, busy: bool) -> None:
+        if start is None:
+            self._untimed += 1
+            return
+        end = start + dur
+        act = self._activity.get(rank)
+        if act is None:
+            self._activity[rank] = [start, end]
+        else:
+            act[0] = min(act[0], start)
+            act[1] = max(act[1], end)
+        if busy:
+            span = self._spans.get((rank, device))
+            if span is None:
+                span = self._spans[(rank, device)] = (array("q"), array("q"))
+            span[0].append(start)
+            span[1].append(end)
+
+    def _add_launch(self, k: KernelLaunch | MemoryOp, vendor: str | None) -> None:
+        key = self._key(k.name, k.rank)
+        g = self._groups.get(key)
+        if g is None:
+            g = self._groups[key] = _Group(vendor)
+        g.durations.append(k.duration_ns)
+        if k.rank is not None:
+            g.ranks.add(k.rank)
+
+    def add(self, profile: Profile) -> None:
+        self.sources.extend(s for s in profile.sources if s not in self.sources)
+        for k in profile.launches:
+            self._add_launch(k, k.vendor)
+            self._interval(k.rank, k.device, k.start_ns, k.duration_ns, busy=True)
+        for m in profile.memory_ops:
+            self._memory_ns += m.duration_ns
+            self._memory_ops += 1
+            if self.options.include_memory:
+                self._add_launch(m, None)
+            self._interval(m.rank, m.device, m.start_ns, m.duration_ns, busy=self.options.include_memory)
+        self._stats_rows.extend(_row_from_stats(s) for s in profile.stats)
+
+    def result(self) -> GapResult:
+        rows = [_row(name, rank, g) for (rank, name), g in self._groups.items()] + self._stats_rows
+        kernel_ns = sum(r.total_us for r in rows) * _NS_PER_US
+        for r in rows:
+            r.pct = 100.0 * r.total_us * _NS_PER_US / kernel_ns if kernel_ns else 0.0
+        rows.sort(key=lambda r: (-r.total_us, r.name))
+        launches = sum(r.calls for r in rows)
+        warnings = []
+        timed = bool(self._spans) or bool(self._activity)
+        if self._untimed:
+            warnings.append(
+                f"{self._untimed} launches have durations but no timestamps (serialized profiler): "
+                "busy time is their sum, wall and idle time are unknown"
+            )
+        busy: float | None = None
+        wall: float | None = None
+        idle: float | None = None
+        if timed:
+            busy_dev = {
+                d: busy_ns(np.frombuffer(s, np.int64), np.frombuffer(e, np.int64)) for d, (s, e) in self._spans.items()
+            }
+            walls = {r: a[1] - a[0] for r, a in self._activity.items()}
+            busy = sum(busy_dev.values()) / _NS_PER_US
+            wall = max(walls.values()) / _NS_PER_US
+            idle = sum(walls.get(rank, 0) - b for (rank, _), b in busy_dev.items()) / _NS_PER_US
+        elif self._untimed or self._stats_rows:
+            busy = kernel_ns / _NS_PER_US if self._untimed else None
+        if self._stats_rows:
+            warnings.append("rows from profiler-computed statistics have no median and no timeline")
+        return GapResult(
+            totals=GapTotals(
+                kernel_time_us=kernel_ns / _NS_PER_US,
+                busy_time_us=busy,
+                wall_time_us=wall,
+                idle_time_us=idle,
+                launches=launches,
+                kernels=len(rows),
+                memory_time_us=self._memory_ns / _NS_PER_US,
+                memory_ops=self._memory_ops,
+                devices=len(self._spans),
+                ranks=len({r for r in self._activity if r is not None}) or (1 if self._activity else 0),
+            ),
+            kernels=rows,
+            options=self.options,
+            sources=list(self.sources),
+            warnings=warnings,
+        )
+
+
+def _row(name: str, rank: int | None, g: _Group) -> KernelRow:
+    d = np.frombuffer(g.durations, np.int64)
+    n = int(d.size)
+    return KernelRow(
+        name=name,
+        calls=n,
+        total_us=float(d.sum()) / _NS_PER_US,
+        avg_us=float(d.mean()) / _NS_PER_US,
+        median_us=float(np.median(d)) / _NS_PER_US,
+        min_us=float(d.min()) / _NS_PER_US,
+        max_us=float(d.max()) / _NS_PER_US,
+        std_us=float(d.std(ddof=1)) / _NS_PER_US if n > 1 else 0.0,
+        pct=0.0,
+        kind="memory" if g.vendor is None else None,
+        category="copy" if g.vendor is None else None,
+        rank=rank,
+        ranks=sorted(g.ranks),
+        vendor=g.vendor,
+    )
+
+
+def _us(v: float | None) -> float | None:
+    return None if v is None else v / _NS_PER_US
+
+
+def _row_from_stats(s: KernelStats) -> KernelRow:
+    return KernelRow(
+        name=s.name,
+        calls=s.calls,
+        total_us=s.total_ns / _NS_PER_US,
+        avg_us=s.avg_ns / _NS_PER_US if s.avg_ns is not None else s.total_ns / max(s.calls, 1) / _NS_PER_US,
+        median_us=None,
+        min_us=_us(s.min_ns),
+        max_us=_us(s.max_ns),
+        std_us=_us(s.std_ns),
+        pct=0.0,
+    )
+
+
+def gap(profile: Profile | Iterable[Profile], options: GapOptions | None = None) -> GapResult:
+    """The gap table of one profile, or of batches of one (``readers.stream``)."""
+    acc = GapAccumulator(options)
+    for batch in [profile] if isinstance(profile, Profile) else profile:
+        acc.add(batch)
+    return acc.result()

@@ -1,0 +1,96 @@
+"""The notebook-facing API. Each function here backs one CLI command with the same parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import msgspec
+
+from kernelscope import readers
+from kernelscope.analyses.gap import GapAccumulator, GapOptions, GapResult, GroupBy, gap
+from kernelscope.analyses.window import Window, phases, select
+from kernelscope.errors import InputError
+from kernelscope.model import Profile
+from kernelscope.profiling import ProfileConfig, ProfileRun
+from kernelscope.profiling import run as run_profiled
+
+Progress = Callable[[str], None]
+
+
+def _with_rank(batch: Profile, rank: int) -> Profile:
+    batch.launches = [k if k.rank is not None else msgspec.structs.replace(k, rank=rank) for k in batch.launches]
+    batch.memory_ops = [m if m.rank is not None else msgspec.structs.replace(m, rank=rank) for m in batch.memory_ops]
+    batch.annotations = [a if a.rank is not None else msgspec.structs.replace(a, rank=rank) for a in batch.annotations]
+    return batch
+
+
+def _batches(paths: Sequence[Path], fmt: str | None, progress: Progress | None) -> Iterator[Profile]:
+    """Every file's batches; with several files, a file that names no rank gets its position as rank."""
+    for i, p in enumerate(paths):
+        for batch in readers.stream(p, fmt=fmt):
+            if progress:
+                progress(str(p))
+            yield _with_rank(batch, i) if len(paths) > 1 else batch
+
+
+def gap_report(
+    paths: Sequence[str | Path],
+    *,
+    fmt: str | None = None,
+    window: str | None = None,
+    phase_by: str | None = None,
+    group_by: GroupBy = "name",
+    per_rank: bool = False,
+    include_memory: bool = False,
+    progress: Progress | None = None,
+) -> GapResult:
+    """Rank the kernels of one or more profiler outputs by GPU time.
+
+    Without ``window``/``phase_by`` the files are streamed through the aggregation (memory bounded by
+    the reader's batch); with them the profile is materialized, since selecting steps needs the
+    annotations and the launch correlations of the whole file.
+    """
+    if not paths:
+        raise InputError("no input files given")
+    files = [Path(p) for p in paths]
+    for f in files:  # fail on a bad path before reading anything, so no partial work is shown
+        if fmt is None:
+            readers.detect(f)
+    options = GapOptions(include_memory=include_memory, group_by=group_by, per_rank=per_rank)
+    if window is None and phase_by is None:
+        acc = GapAccumulator(options)
+        for batch in _batches(files, fmt, progress):
+            acc.add(batch)
+        return acc.result()
+    profile = Profile.combine(list(_batches(files, fmt, progress)))
+    win = Window.parse(window) if window is not None else None
+    if win is not None:
+        profile = select(profile, win)
+    result = gap(profile, options)
+    result.window = win.describe() if win else None
+    if phase_by is not None:
+        parts = []
+        for label, sub in phases(profile, phase_by).items():
+            r = gap(sub, options)
+            r.phase = label
+            parts.append(r)
+        result.phases = sorted(parts, key=lambda r: -r.totals.kernel_time_us)
+    return result
+
+
+class ProfileResult(msgspec.Struct, kw_only=True):
+    """``kscope profile``: the run and the gap table of the traces it produced."""
+
+    run: ProfileRun
+    gap: GapResult | None
+    schema: str = "kernelscope.profile-run.v1"
+
+
+def profile(config: ProfileConfig, *, window: str | None = None, progress: Progress | None = None) -> ProfileResult:
+    """Run ``config.command`` under the vendor tracer, then rank the kernels of what it traced."""
+    done = run_profiled(config)
+    result = None
+    if done.traces:
+        result = gap_report(done.traces, window=window, phase_by=config.phase_by, progress=progress)
+    return ProfileResult(run=done, gap=result)

@@ -1,0 +1,31 @@
+"""The ``kscope`` command line: a thin shell over ``kernelscope.api``."""
+
+from __future__ import annotations
+
+import typer
+
+from kernelscope.cli.demo import demo
+from kernelscope.cli.gap import gap
+from kernelscope.cli.profile import profile
+
+app = typer.Typer(
+    name="kscope",
+    help="kernelscope: profile, rank, name, read and evaluate GPU kernels (AMD ROCm and NVIDIA CUDA).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    """kernelscope: profile, rank, name, read and evaluate GPU kernels (AMD ROCm and NVIDIA CUDA)."""
+
+
+app.command()(gap)
+app.command()(demo)
+app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(profile)
+
+
+def main() -> None:
+    app()

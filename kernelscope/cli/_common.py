@@ -1,0 +1,75 @@
+"""What every command shares: the error boundary (one line, exit 2), consoles, output selection."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+
+from kernelscope.errors import KernelscopeError
+from kernelscope.presenters.base import Presenter, by_extension
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+out = Console(soft_wrap=False)
+if not out.is_terminal and "COLUMNS" not in os.environ:  # piped: no terminal to fit, don't squeeze into 80
+    out = Console(soft_wrap=False, width=200)
+err = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"kscope: error: {message}", markup=False, highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def guarded(fn: Callable[P, R]) -> Callable[P, R]:
+    """Turn kernelscope and OS errors into one stderr line and exit code 2 — never a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except KernelscopeError as exc:
+            raise fail(str(exc)) from None
+        except OSError as exc:
+            raise fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")) from None
+        except KeyboardInterrupt:
+            raise fail("interrupted", 130) from None
+
+    return wrapper
+
+
+def pick(flags: dict[str, bool], output: Path | None, registry: dict[str, Presenter]) -> Presenter | None:
+    """The presenter a command's ``--json/--csv/...`` flags or ``-o FILE`` extension ask for (None: rich)."""
+    chosen = [name for name, on in flags.items() if on]
+    if len(chosen) > 1:
+        raise fail("choose one of " + ", ".join(f"--{n}" for n in flags))
+    if chosen:
+        return registry[chosen[0]]
+    if output is not None:
+        p = by_extension(str(output), registry)
+        if p is None:
+            raise fail(f"{output}: cannot tell the output format from the extension; add --json/--csv/...")
+        return p
+    return None
+
+
+def emit(presenter: Presenter, result: Any, output: Path | None) -> None:
+    data = presenter.render(result)
+    if output is not None:
+        if isinstance(data, bytes):
+            output.write_bytes(data)
+        else:
+            output.write_text(data)
+        err.print(f"wrote {output}", highlight=False)
+    elif isinstance(data, bytes):
+        raise fail(f"--{presenter.name} is binary: write it to a file with -o FILE{presenter.extension}")
+    else:
+        sys.stdout.write(data)

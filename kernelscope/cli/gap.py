@@ -1,0 +1,56 @@
+"""``kscope gap``: rank kernels by GPU time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional, cast
+
+import typer
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from kernelscope import api
+from kernelscope.analyses.gap import GroupBy
+from kernelscope.cli._common import emit, err, guarded, out, pick
+from kernelscope.presenters.gap import PRESENTERS, rich_renderable
+
+
+@guarded
+def gap(
+    traces: Annotated[list[Path], typer.Argument(help="Profiler outputs (any readable format); several = ranks.")],
+    fmt: Annotated[Optional[str], typer.Option("--format", "-f", help="Skip sniffing: reader name.")] = None,
+    window: Annotated[
+        Optional[str], typer.Option(help="N = last N ProfilerStep#s; START_US:END_US = time range.")
+    ] = None,
+    phase_by: Annotated[Optional[str], typer.Option(help="Split by enclosing annotations matching REGEX.")] = None,
+    group_by: Annotated[str, typer.Option(help="name (exact) or function (base name).")] = "name",
+    per_rank: Annotated[bool, typer.Option(help="One row per (rank, kernel).")] = False,
+    include_memory: Annotated[bool, typer.Option(help="Count memcpy/memset as rows and busy time.")] = False,
+    top: Annotated[int, typer.Option(help="Rows in the terminal table (0 = all).")] = 30,
+    json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.gap.v1.")] = False,
+    csv: Annotated[bool, typer.Option("--csv", help="CSV; leading columns are Magpie's.")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Markdown.")] = False,
+    parquet: Annotated[bool, typer.Option("--parquet", help="Parquet (needs -o FILE).")] = False,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to FILE.")] = None,
+) -> None:
+    """Rank kernels by GPU time: calls, total/avg/median/min/max/std, share, busy/idle/wall totals."""
+    if group_by not in ("name", "function"):
+        raise typer.BadParameter("choose name or function", param_hint="--group-by")
+    presenter = pick({"json": json, "csv": csv, "markdown": markdown, "parquet": parquet}, output, PRESENTERS)
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err, transient=True
+    ) as bar:
+        task = bar.add_task("reading", total=None)
+        result = api.gap_report(
+            traces,
+            fmt=fmt,
+            window=window,
+            phase_by=phase_by,
+            group_by=cast(GroupBy, group_by),
+            per_rank=per_rank,
+            include_memory=include_memory,
+            progress=lambda src: bar.update(task, description=f"reading {Path(src).name}", advance=1),
+        )
+    if presenter is None:
+        out.print(rich_renderable(result, top=top or None, width=out.width))
+    else:
+        emit(presenter, result, output)

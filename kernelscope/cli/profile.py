@@ -1,0 +1,75 @@
+"""``kscope profile``: run a workload under the vendor's kernel tracer, then show its gap table."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Annotated, Optional
+
+import msgspec
+import typer
+
+from kernelscope import api
+from kernelscope.cli._common import err, fail, guarded, out
+from kernelscope.presenters.base import render_json
+from kernelscope.presenters.gap import rich_renderable
+from kernelscope.profiling import ProfileConfig, load_config, plan
+from kernelscope.profiling.config import StepWindow
+
+
+@guarded
+def profile(
+    ctx: typer.Context,
+    config: Annotated[Optional[Path], typer.Option(help="YAML/TOML: command, env, window, tracer, sources.")] = None,
+    tracer: Annotated[Optional[str], typer.Option(help="auto, torch, nsys or rocprofv3.")] = None,
+    out_dir: Annotated[Optional[str], typer.Option("--out", help="Folder for the traces.")] = None,
+    wait: Annotated[Optional[int], typer.Option(help="Steps skipped before tracing (torch).")] = None,
+    warmup: Annotated[Optional[int], typer.Option(help="Warm-up steps, traced but dropped (torch).")] = None,
+    active: Annotated[Optional[int], typer.Option(help="Steps recorded (torch).")] = None,
+    step_fn: Annotated[Optional[str], typer.Option(help="optimizer, none, or pkg.mod:Class.method.")] = None,
+    phase_by: Annotated[Optional[str], typer.Option(help="Split the gap table by annotations matching REGEX.")] = None,
+    window: Annotated[Optional[str], typer.Option(help="Post-filter: N last steps or START_US:END_US.")] = None,
+    dry_run: Annotated[bool, typer.Option(help="Print the tracer command and environment; run nothing.")] = False,
+    top: Annotated[int, typer.Option(help="Rows in the terminal table (0 = all).")] = 30,
+    json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.profile-run.v1.")] = False,
+) -> None:
+    """Profile CMD (after --) with PyTorch's profiler, nsys or rocprofv3, then rank its kernels."""
+    cfg = load_config(config) if config else ProfileConfig()
+    if ctx.args:
+        cfg.command = list(ctx.args)
+    cfg.tracer = tracer or cfg.tracer  # type: ignore[assignment]
+    cfg.out_dir = out_dir or cfg.out_dir
+    cfg.phase_by = phase_by or cfg.phase_by
+    w = cfg.window
+    cfg.window = StepWindow(
+        wait=w.wait if wait is None else wait,
+        warmup=w.warmup if warmup is None else warmup,
+        active=w.active if active is None else active,
+        step_fn=step_fn or w.step_fn,
+    )
+    try:
+        cfg = msgspec.convert(msgspec.to_builtins(cfg), ProfileConfig)  # re-validate the merged options
+    except msgspec.ValidationError as exc:
+        raise fail(f"invalid option: {exc}") from None
+    if dry_run:
+        inv = plan(cfg)
+        doc = {"tracer": inv.tracer, "argv": inv.argv, "env": inv.env}
+        if json:
+            out.print_json(data=doc)
+        else:
+            out.print(
+                " ".join(f"{k}={shlex.quote(v)}" for k, v in inv.env.items()), shlex.join(inv.argv), soft_wrap=True
+            )
+        return
+    result = api.profile(cfg, window=window)
+    run = result.run
+    if json:
+        out.file.write(render_json(result))
+    else:
+        err.print(f"{run.tracer}: exit {run.returncode}, {run.wall_s:.2f} s, traces: {', '.join(run.traces) or 'none'}")
+        if result.gap is not None:
+            out.print(rich_renderable(result.gap, top=top or None, width=out.width))
+    if not run.traces:
+        raise fail(f"the workload wrote no trace under {run.out_dir} (exit code {run.returncode})")
+    if run.returncode != 0:
+        raise typer.Exit(run.returncode)

@@ -1,0 +1,34 @@
+"""The one error hierarchy. Every message says what was expected, what was found, and what to do.
+
+The CLI turns any ``KernelscopeError`` into one line on stderr and exit code 2; library users catch
+these instead of parsing messages.
+"""
+
+from __future__ import annotations
+
+
+class KernelscopeError(Exception):
+    """Base of every error kernelscope raises on purpose."""
+
+
+class InputError(KernelscopeError):
+    """The user's input (a path, an option value) cannot be used."""
+
+
+class FormatError(InputError):
+    """A file exists but is not, or is no longer, the format it claims or was sniffed as."""
+
+    def __init__(self, path: object, expected: str, found: str, fix: str = "") -> None:
+        tail = f"; {fix}" if fix else ""
+        super().__init__(f"{path}: expected {expected}, found {found}{tail}")
+
+
+class MissingToolError(KernelscopeError):
+    """An external program or optional package kernelscope needs is not installed."""
+
+    def __init__(self, tool: str, fix: str) -> None:
+        super().__init__(f"{tool} is not available; {fix}")
+
+
+class ToolFailedError(KernelscopeError):
+    """An external program ran and failed."""

@@ -1,0 +1,122 @@
+"""The presenter contract and the generic tabular writers every result uses."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from kernelscope.errors import InputError, MissingToolError
+
+
+@dataclass(frozen=True)
+class Column:
+    """One output column: the row key, the header, and how many decimals a float gets in text."""
+
+    key: str
+    header: str
+    decimals: int | None = None
+    justify: str = "right"
+    short: str | None = None  # terminal header, where width is scarce
+
+    @property
+    def label(self) -> str:
+        return self.short or self.header
+
+
+def fmt(value: Any, decimals: int | None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float) and decimals is not None:
+        return f"{value:,.{decimals}f}" if abs(value) >= 1000 else f"{value:.{decimals}f}"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A result as rows, plus the lines (totals, notes) that go above and below it."""
+
+    title: str
+    columns: Sequence[Column]
+    rows: Sequence[dict[str, Any]]
+    summary: Sequence[tuple[str, str]] = ()
+    notes: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class Presenter:
+    name: str
+    extension: str
+    binary: bool
+    render: Callable[[Any], str | bytes]
+
+
+def render_json(result: Any) -> str:
+    return msgspec.json.format(msgspec.json.encode(result), indent=2).decode() + "\n"
+
+
+def render_csv(tables: Sequence[Table]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([c.header for c in tables[0].columns])
+    for t in tables:
+        for r in t.rows:
+            w.writerow(["" if r.get(c.key) is None else fmt(r[c.key], None) for c in t.columns])
+    return buf.getvalue()
+
+
+def _md_cell(v: str) -> str:
+    return v.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(tables: Sequence[Table]) -> str:
+    out: list[str] = []
+    for t in tables:
+        out.append(f"## {t.title}\n")
+        for k, v in t.summary:
+            out.append(f"- **{k}**: {v}")
+        if t.summary:
+            out.append("")
+        out.append("| " + " | ".join(c.header for c in t.columns) + " |")
+        out.append("|" + "|".join("---:" if c.justify == "right" else "---" for c in t.columns) + "|")
+        for r in t.rows:
+            out.append("| " + " | ".join(_md_cell(fmt(r.get(c.key), c.decimals)) for c in t.columns) + " |")
+        out.extend(f"\n> {n}" for n in t.notes)
+        out.append("")
+    return "\n".join(out)
+
+
+def render_parquet(tables: Sequence[Table]) -> bytes:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise MissingToolError("pyarrow", "pip install 'kernelscope[parquet]' to write Parquet") from None
+    cols = tables[0].columns
+    data = {c.header: [r.get(c.key) for t in tables for r in t.rows] for c in cols}
+    for c in cols:  # lists (ranks) become text so each column has one type
+        if any(isinstance(v, list) for v in data[c.header]):
+            data[c.header] = [None if v is None else ",".join(map(str, v)) for v in data[c.header]]
+    buf = io.BytesIO()
+    pq.write_table(pa.table(data), buf)
+    return buf.getvalue()
+
+
+def get(name: str, registry: dict[str, Presenter]) -> Presenter:
+    if name not in registry:
+        raise InputError(f"unknown output format {name!r}; choose one of {', '.join(registry)}")
+    return registry[name]
+
+
+def by_extension(path: str, registry: dict[str, Presenter]) -> Presenter | None:
+    for p in registry.values():
+        if path.endswith(p.extension):
+            return p
+    return None

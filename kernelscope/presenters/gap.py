@@ -1,0 +1,112 @@
+"""Gap-table presenters: rich table, JSON, Magpie-compatible CSV, Markdown, Parquet."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from kernelscope.analyses.gap import GapResult
+from kernelscope.presenters.base import (
+    Column,
+    Presenter,
+    Table,
+    fmt,
+    render_csv,
+    render_json,
+    render_markdown,
+    render_parquet,
+)
+
+# The first five headers are Magpie's gap CSV, so its consumers read kscope's CSV unchanged.
+COLUMNS = [
+    Column("name", "Name", justify="left"),
+    Column("calls", "Calls"),
+    Column("total_us", "Self CUDA total (us)", 1, short="Total µs"),
+    Column("avg_us", "Avg time (us)", 2, short="Avg µs"),
+    Column("pct", "% Total", 2, short="%"),
+    Column("median_us", "Median (us)", 2, short="Median µs"),
+    Column("min_us", "Min (us)", 2, short="Min µs"),
+    Column("max_us", "Max (us)", 2, short="Max µs"),
+    Column("std_us", "Std (us)", 2, short="Std µs"),
+    Column("kind", "Kind", justify="left"),
+    Column("category", "Category", justify="left"),
+    Column("rank", "Rank"),
+    Column("ranks", "Ranks", justify="left"),
+    Column("phase", "Phase", justify="left"),
+]
+
+
+def _us(v: float | None) -> str:
+    return "unknown" if v is None else f"{v:,.1f} us"
+
+
+def tables(result: GapResult) -> list[Table]:
+    parts = result.phases or [result]
+    out = []
+    for r in parts:
+        t = r.totals
+        summary = [
+            ("kernel time", _us(t.kernel_time_us)),
+            ("GPU busy time", _us(t.busy_time_us)),
+            ("wall time", _us(t.wall_time_us)),
+            ("idle time", _us(t.idle_time_us)),
+            ("launches", f"{t.launches:,}"),
+            ("distinct kernels", f"{t.kernels:,}"),
+            (
+                "memory ops",
+                f"{t.memory_ops:,} ({_us(t.memory_time_us)}, {'included' if r.options.include_memory else 'excluded'})",
+            ),
+        ]
+        if result.window:
+            summary.append(("window", result.window))
+        rows = [{**_row_dict(k), "phase": r.phase} for k in r.kernels]
+        title = f"Gap analysis — phase {r.phase}" if r.phase is not None else "Gap analysis"
+        out.append(Table(title, COLUMNS, rows, summary, list(r.warnings)))
+    return out
+
+
+def _row_dict(k: object) -> dict[str, object]:
+    return {c.key: getattr(k, c.key, None) for c in COLUMNS}
+
+
+_NARROW_HIDDEN = ("min_us", "max_us", "std_us")
+
+
+def rich_renderable(result: GapResult, top: int | None = None, width: int = 200) -> Group:
+    """The gap table for a terminal ``width`` columns wide; narrow terminals drop min/max/std."""
+    parts: list[RenderableType] = []
+    hidden = {"rank", "ranks", "phase", *(_NARROW_HIDDEN if width < 150 else ())}
+    name_width = max(24, min(100, width - (80 if width < 150 else 115)))
+    for t in tables(result):
+        show = [c for c in t.columns if c.key not in hidden]
+        if any(r.get("rank") is not None for r in t.rows):
+            show.append(next(c for c in t.columns if c.key == "rank"))
+        tab = RichTable(title=t.title, title_justify="left", header_style="bold", expand=False)
+        tab.add_column("#", justify="right")
+        for c in show:
+            tab.add_column(
+                c.label,
+                justify="left" if c.justify == "left" else "right",
+                max_width=name_width if c.key == "name" else None,
+                min_width=None if c.key == "name" else len(c.label),
+                overflow="ellipsis",
+                no_wrap=True,
+            )
+        rows = t.rows[:top] if top else t.rows
+        for i, r in enumerate(rows, 1):
+            tab.add_row(str(i), *(fmt(r.get(c.key), c.decimals) for c in show))
+        summary = Text("  ".join(f"{k}: {v}" for k, v in t.summary), style="dim")
+        notes = [Text(f"note: {n}", style="yellow") for n in t.notes]
+        more = len(t.rows) - len(rows)
+        cut = [Text(f"({more} more rows: --top 0 shows all)", style="dim")] if more else []
+        parts.extend([tab, *cut, summary, *notes, Text("")])
+    return Group(*parts)
+
+
+PRESENTERS: dict[str, Presenter] = {
+    "json": Presenter("json", ".json", False, render_json),
+    "csv": Presenter("csv", ".csv", False, lambda r: render_csv(tables(r))),
+    "markdown": Presenter("markdown", ".md", False, lambda r: render_markdown(tables(r))),
+    "parquet": Presenter("parquet", ".parquet", True, lambda r: render_parquet(tables(r))),
+}

@@ -1,0 +1,132 @@
+"""kscope's PyTorch-profiler injection, loaded by Python itself through ``PYTHONPATH``.
+
+``kscope profile`` puts this folder first on ``PYTHONPATH``; Python imports ``sitecustomize`` at start-up.
+Nothing happens until the workload imports ``torch``: a meta-path finder wraps torch's loader and, once
+torch is loaded, starts ``torch.profiler.profile`` (CPU + GPU activities, shapes recorded). Steps come from
+every optimizer step (a global ``torch.optim`` step post-hook, the default) or from wrapping one
+callable named by ``KSCOPE_STEP_FN`` (``pkg.module:Class.method``): after each step the profiler
+advances, so the ``wait/warmup/active`` schedule selects a step window and Kineto records
+``ProfilerStep#N`` annotations. With ``KSCOPE_STEP_FN=none`` the whole run is traced. The trace is
+written when the window closes or at exit, one file per process: ``$KSCOPE_TRACE_DIR/trace_rank<R>_pid<P>.json.gz``.
+
+Kept free of kernelscope imports: it runs inside the user's interpreter, which may not have kernelscope.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+from types import ModuleType
+from typing import Any
+
+_ENV = os.environ
+
+
+def _out_path() -> str:
+    rank = _ENV.get("RANK", _ENV.get("LOCAL_RANK", "0"))
+    return os.path.join(_ENV["KSCOPE_TRACE_DIR"], f"trace_rank{rank}_pid{os.getpid()}.json.gz")
+
+
+def _resolve(dotted: str) -> tuple[Any, str]:
+    """Split ``pkg.mod.Class.method`` (or ``pkg.mod:Class.method``) into (owner object, attribute)."""
+    mod_name, _, attr_path = dotted.partition(":")
+    if not attr_path:  # dotted form: import the longest importable prefix
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            try:
+                importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            mod_name, attr_path = ".".join(parts[:cut]), ".".join(parts[cut:])
+            break
+    owner: Any = importlib.import_module(mod_name)
+    *path, leaf = attr_path.split(".")
+    for p in path:
+        owner = getattr(owner, p)
+    return owner, leaf
+
+
+def _start(torch: ModuleType) -> None:
+    import torch.profiler as tp
+
+    done = {"written": False}
+
+    def export(prof: Any) -> None:
+        if not done["written"]:
+            done["written"] = True
+            prof.export_chrome_trace(_out_path())
+            print(f"[kscope] trace written: {_out_path()}", file=sys.stderr)
+
+    acts = [tp.ProfilerActivity.CPU]
+    if torch.cuda.is_available():  # ROCm builds report HIP devices through the cuda namespace as well
+        acts.append(tp.ProfilerActivity.CUDA)
+    step_fn = _ENV.get("KSCOPE_STEP_FN", "optimizer")
+    schedule = None
+    if step_fn != "none":
+        schedule = tp.schedule(
+            wait=int(_ENV.get("KSCOPE_WAIT", "5")),
+            warmup=int(_ENV.get("KSCOPE_WARMUP", "2")),
+            active=int(_ENV.get("KSCOPE_ACTIVE", "5")),
+            repeat=1,
+        )
+    prof = tp.profile(
+        activities=acts,
+        schedule=schedule,
+        record_shapes=_ENV.get("KSCOPE_RECORD_SHAPES", "1") == "1",
+        on_trace_ready=export,
+    )
+    os.makedirs(_ENV["KSCOPE_TRACE_DIR"], exist_ok=True)
+    prof.start()
+
+    if step_fn == "optimizer":  # every optimizer subclass overrides step(); the global hook sees them all
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        register_optimizer_step_post_hook(lambda *_: prof.step())
+    elif schedule is not None:
+        owner, leaf = _resolve(step_fn)
+        inner = getattr(owner, leaf)
+
+        def stepped(*a: Any, **kw: Any) -> Any:
+            out = inner(*a, **kw)
+            prof.step()
+            return out
+
+        setattr(owner, leaf, stepped)
+
+    def finish() -> None:
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        prof.stop()
+        if not done["written"]:  # the window never closed (fewer steps than asked): keep what was traced
+            export(prof)
+
+    atexit.register(finish)
+
+
+class _TorchLoaded(importlib.abc.MetaPathFinder):
+    """Runs ``_start`` right after ``torch`` has finished importing, then steps aside."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        original = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            original(module)
+            _start(module)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+if _ENV.get("KSCOPE_TRACE_DIR"):
+    sys.meta_path.insert(0, _TorchLoaded())

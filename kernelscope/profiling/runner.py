@@ -1,0 +1,55 @@
+"""Execute an ``Invocation`` and find the traces it wrote."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import msgspec
+
+from kernelscope.errors import MissingToolError
+from kernelscope.profiling.config import ProfileConfig
+from kernelscope.profiling.tracers import Invocation, invocation
+
+
+class ProfileRun(msgspec.Struct, kw_only=True):
+    """What one ``kscope profile`` run did: the exact command, its exit code, wall time, traces."""
+
+    tracer: str
+    argv: list[str]
+    env: dict[str, str]
+    returncode: int
+    wall_s: float
+    traces: list[str]
+    out_dir: str
+
+
+def plan(cfg: ProfileConfig) -> Invocation:
+    """The command line and environment ``run`` would use, without running anything (``--dry-run``)."""
+    return invocation(cfg, Path(cfg.out_dir).resolve())
+
+
+def run(cfg: ProfileConfig) -> ProfileRun:
+    out = Path(cfg.out_dir).resolve()
+    inv = invocation(cfg, out)
+    if shutil.which(inv.argv[0]) is None and not Path(inv.argv[0]).exists():
+        raise MissingToolError(inv.argv[0], f"it must be on PATH for the {inv.tracer} tracer")
+    out.mkdir(parents=True, exist_ok=True)
+    before = set(out.glob(inv.trace_glob))
+    env = {**os.environ, **cfg.env, **inv.env}
+    t0 = time.perf_counter()
+    proc = subprocess.run(inv.argv, env=env, cwd=cfg.cwd, check=False)
+    wall = time.perf_counter() - t0
+    traces = sorted(str(p) for p in set(out.glob(inv.trace_glob)) - before)
+    return ProfileRun(
+        tracer=inv.tracer,
+        argv=inv.argv,
+        env=inv.env,
+        returncode=proc.returncode,
+        wall_s=wall,
+        traces=traces,
+        out_dir=str(out),
+    )

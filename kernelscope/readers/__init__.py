@@ -1,0 +1,80 @@
+"""Readers: one module per input format, chosen by content sniffing, each with one function out.
+
+Every reader module exposes ``read(path, *, rank=None) -> Profile``; readers of formats that can be
+large also expose ``stream(path, *, rank=None) -> Iterator[Profile]`` yielding batches whose launches
+concatenate to ``read``'s. The registry below maps format names to modules and file signatures
+(``_sniff``) to format names; modules are imported only when used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+from kernelscope.errors import FormatError, InputError
+from kernelscope.model import Profile
+from kernelscope.readers._sniff import sniff
+
+# format name -> (module, one-line description). Order is the order `kscope formats` lists them.
+READERS: dict[str, tuple[str, str]] = {
+    "kineto": ("kernelscope.readers.kineto", "PyTorch profiler (Kineto) Chrome trace .json/.json.gz, CUDA and ROCm"),
+    "rocprof-kernel-trace": (
+        "kernelscope.readers.rocprof_csv",
+        "rocprofv3 kernel_trace.csv (every header version, rocpd-converted too) and rocprof v1 results.csv",
+    ),
+    "rocprof-kernel-stats": ("kernelscope.readers.rocprof_stats", "rocprofv3 kernel_stats.csv (--stats)"),
+    "rocprof-json": ("kernelscope.readers.rocprof_json", "rocprofv3 --output-format json results.json"),
+    "rocpd": ("kernelscope.readers.rocpd", "rocprofv3 rocpd SQLite database (kernels view)"),
+    "nsys-sqlite": ("kernelscope.readers.nsys_sqlite", "Nsight Systems SQLite export (CUPTI_ACTIVITY_KIND_KERNEL)"),
+    "ncu-csv": ("kernelscope.readers.ncu_csv", "Nsight Compute CSV export (--page details|raw --csv)"),
+    "ncu-rep": ("kernelscope.readers.ncu_rep", "Nsight Compute report .ncu-rep (needs the ncu-report wheel)"),
+    "profile-json": ("kernelscope.readers.profile_json", "kernelscope's own saved profile (kernelscope.profile.v1)"),
+}
+
+
+def _module(fmt: str) -> ModuleType:
+    if fmt not in READERS:
+        raise InputError(f"unknown format {fmt!r}; known formats: {', '.join(READERS)}")
+    return importlib.import_module(READERS[fmt][0])
+
+
+def detect(path: str | Path) -> str:
+    """The format name of ``path``, from its content (the extension is only a tie-breaker)."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: no such file or directory")
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory; pass the profiler's output file(s) inside it")
+    fmt = sniff(p)
+    if fmt is None:
+        raise FormatError(
+            p,
+            "a profiler output kscope reads (" + ", ".join(READERS) + ")",
+            "content that matches none of them",
+            "pass --format NAME if you know the format",
+        )
+    return fmt
+
+
+def read(path: str | Path, *, fmt: str | None = None, rank: int | None = None) -> Profile:
+    """Read one profiler output into a ``Profile``; the format is sniffed unless ``fmt`` names it."""
+    name = fmt or detect(path)
+    return _module(name).read(Path(path), rank=rank)  # type: ignore[no-any-return]
+
+
+def stream(path: str | Path, *, fmt: str | None = None, rank: int | None = None) -> Iterator[Profile]:
+    """Read in batches where the format allows it (bounded memory), else yield the whole profile once."""
+    name = fmt or detect(path)
+    mod = _module(name)
+    if hasattr(mod, "stream"):
+        yield from mod.stream(Path(path), rank=rank)
+    else:
+        yield mod.read(Path(path), rank=rank)
+
+
+def load(paths: list[str | Path] | str | Path, *, fmt: str | None = None) -> Profile:
+    """Read and merge one or more files (ranks, repeats) into one ``Profile``."""
+    items = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    return Profile.combine([read(p, fmt=fmt) for p in items])

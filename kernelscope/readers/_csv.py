@@ -1,0 +1,57 @@
+"""Shared CSV plumbing for the CSV readers: gzip-transparent text, normalized headers, clean errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import sys
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from kernelscope.errors import FormatError
+from kernelscope.readers._io import open_binary
+
+csv.field_size_limit(sys.maxsize)  # demangled C++ kernel names run to tens of kilobytes
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]")
+
+
+def norm(header: str) -> str:
+    """``Kernel_Name``, ``KernelName``, ``kernel-name`` and ``Kernel Name`` all become ``kernelname``."""
+    return _NON_ALNUM.sub("", header.lower())
+
+
+def open_text(path: Path) -> io.TextIOWrapper:
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="strict", newline="")
+
+
+def rows(path: Path, expected: str) -> Iterator[list[str]]:
+    """CSV rows (the header first), raising ``FormatError`` naming ``expected`` on damaged input."""
+    try:
+        with open_text(path) as f:
+            yield from csv.reader(f)
+    except (csv.Error, UnicodeDecodeError, OSError, EOFError, zlib.error) as exc:
+        raise FormatError(path, expected, f"unreadable CSV ({exc})") from None
+
+
+def to_int(v: str) -> int | None:
+    v = v.strip().replace(",", "")
+    if not v:
+        return None
+    try:
+        return int(v)
+    except ValueError:
+        try:
+            return int(float(v))
+        except ValueError:
+            return None
+
+
+def to_float(v: str) -> float | None:
+    v = v.strip().replace(",", "")
+    try:
+        return float(v) if v else None
+    except ValueError:
+        return None

@@ -1,0 +1,99 @@
+"""Content sniffing: which reader a file needs, from its first bytes (decompressed if gzip).
+
+Signatures are data: an ordered list of (format, predicate over the head). The first match wins, so
+more specific signatures come first. Extensions never decide alone: a renamed file still reads.
+"""
+
+from __future__ import annotations
+
+import gzip
+import sqlite3
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+HEAD_BYTES = 1 << 16
+_GZIP_MAGIC = b"\x1f\x8b"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_NCU_MAGIC = b"NVR\x00"
+
+
+def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
+    """The first ``size`` bytes of the file's content, gunzipped when it is gzip (b"" if unreadable)."""
+    with path.open("rb") as f:
+        raw = f.read(size)
+    if raw.startswith(_GZIP_MAGIC):
+        try:
+            with gzip.open(path, "rb") as g:
+                return g.read(size)
+        except (OSError, EOFError, zlib.error):
+            return b""
+    return raw
+
+
+def _csv_header(head: bytes) -> str:
+    return head.split(b"\n", 1)[0].decode("utf-8", "replace").replace('"', "")
+
+
+def _has_cols(*cols: str) -> Callable[[bytes], bool]:
+    def pred(head: bytes) -> bool:
+        header = set(_csv_header(head).strip().split(","))
+        return all(c in header for c in cols)
+
+    return pred
+
+
+def _json_with(*keys: bytes) -> Callable[[bytes], bool]:
+    def pred(head: bytes) -> bool:
+        s = head.lstrip()
+        return s[:1] in (b"{", b"[") and any(k in head for k in keys)
+
+    return pred
+
+
+def _ncu_csv(head: bytes) -> bool:
+    header = _csv_header(head)
+    return header.startswith("ID,Process ID,Process Name,Host Name,Kernel Name")
+
+
+# Ordered: first match wins.
+SIGNATURES: list[tuple[str, Callable[[bytes], bool]]] = [
+    ("profile-json", _json_with(b'"kernelscope.profile.v1"')),
+    ("rocprof-json", _json_with(b'"rocprofiler-sdk-tool"')),
+    ("kineto", _json_with(b'"traceEvents"', b'"ph"')),
+    ("rocprof-kernel-stats", _has_cols("Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage")),
+    ("rocprof-kernel-trace", _has_cols("Kernel_Name", "Start_Timestamp", "End_Timestamp")),
+    ("rocprof-kernel-trace", _has_cols("KernelName", "BeginNs", "EndNs")),  # rocprof v1/v2 results.csv
+    ("ncu-csv", _ncu_csv),
+]
+
+
+def _sqlite_format(path: Path) -> str | None:
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")}
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return None
+    if "CUPTI_ACTIVITY_KIND_KERNEL" in names or "StringIds" in names:
+        return "nsys-sqlite"
+    if "kernels" in names or any(n.startswith("rocpd_kernel_dispatch") for n in names):
+        return "rocpd"
+    return None
+
+
+def sniff(path: Path) -> str | None:
+    """The format name for ``path``, or ``None`` when no signature matches."""
+    with path.open("rb") as f:
+        magic = f.read(16)
+    if magic.startswith(_SQLITE_MAGIC):
+        return _sqlite_format(path)
+    if magic.startswith(_NCU_MAGIC):
+        return "ncu-rep"
+    head = read_head(path)
+    for fmt, pred in SIGNATURES:
+        if pred(head):
+            return fmt
+    return None

@@ -1,0 +1,272 @@
+"""Nsight Systems SQLite export (``nsys export --type sqlite`` / ``nsys stats`` side product).
+
+Kernels come from ``CUPTI_ACTIVITY_KIND_KERNEL``, launch times from ``CUPTI_ACTIVITY_KIND_RUNTIME``
+(joined on the correlation id within one process), copies and fills from ``CUPTI_ACTIVITY_KIND_MEMCPY``
+/ ``MEMSET``, host ranges from ``NVTX_EVENTS`` and devices from ``TARGET_INFO_GPU``. The file is opened
+read-only; columns are checked with ``PRAGMA table_info`` and absent ones read as NULL, because nsys
+creates tables lazily and the column set changes between versions.
+
+Vendor quirks, all here:
+* Names are ids into ``StringIds(id, value)``: ``demangledName`` (the name), ``mangledName`` (recent
+  versions, may be NULL) and ``shortName`` (the fallback name). Very old exports may hold TEXT inline;
+  a TEXT value is used as is.
+* ``gridX..Z`` count blocks (CUDA semantics); ``grid_items`` = blocks x block. Shared memory is
+  ``staticSharedMemory + dynamicSharedMemory`` per block; ``localMemoryPerThread`` is scratch per thread.
+* ``deviceId`` is the CUDA device ordinal of the launching process. ``TARGET_INFO_GPU.id`` is nsys's GPU
+  id, mapped to that ordinal through ``TARGET_INFO_CUDA_DEVICE(gpuId, cudaId)`` when the table exists.
+* ``globalPid``/``globalTid`` pack ids as ``hw << 56 | vm << 48 | pid << 24 | tid``; correlation ids are
+  unique only per process, so the runtime join matches ``>> 24`` of both (the process part).
+* ``NVTX_EVENTS.eventType`` 59 is a push/pop range and 60 a start/end range; marks (34) have no end.
+  The label is ``text`` inline or ``textId`` into ``StringIds``. ``thread`` is the OS tid (low 24 bits).
+* Timestamps are integer nanoseconds on nsys's session clock.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from kernelscope.errors import FormatError
+from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile
+from kernelscope.model.records import items_from_blocks
+
+FORMAT = "nsys-sqlite"
+_EXPECTED = "an Nsight Systems SQLite export (nsys export --type sqlite)"
+_NSYS_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "StringIds", "NVTX_EVENTS", "TARGET_INFO_GPU", "META_DATA_EXPORT")
+_NVTX_RANGES = (59, 60)  # NvtxPushPopRange, NvtxStartEndRange
+# CUpti_ActivityMemcpyKind, for exports without ENUM_CUDA_MEMCPY_OPER.
+_COPY_KINDS = {1: "Host-to-Device", 2: "Device-to-Host", 8: "Device-to-Device", 9: "Host-to-Host", 10: "Peer-to-Peer"}
+
+_KERNEL_COLS = (
+    *("deviceId", "streamId", "correlationId", "globalPid", "registersPerThread", "localMemoryPerThread"),
+    *("staticSharedMemory", "dynamicSharedMemory", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"),
+)
+
+Row = dict[str, Any]
+
+
+class _Db:
+    """A read-only connection that knows which tables and columns exist."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        except sqlite3.Error as exc:
+            raise FormatError(path, _EXPECTED, f"a file SQLite cannot open ({exc})") from None
+        try:
+            self.tables = {
+                r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
+            }
+        except sqlite3.DatabaseError as exc:
+            self.con.close()
+            raise FormatError(path, _EXPECTED, f"a file SQLite cannot open ({exc})") from None
+        self._cols: dict[str, set[str]] = {}
+
+    def cols(self, table: str) -> set[str]:
+        if table not in self._cols:
+            self._cols[table] = {r[1] for r in self.con.execute(f'PRAGMA table_info("{table}")')}
+        return self._cols[table]
+
+    def col(self, table: str, alias: str, name: str) -> str:
+        """``alias."name"`` when the column exists, else ``NULL`` under that name."""
+        return f'{alias}."{name}"' if name in self.cols(table) else f'NULL AS "{name}"'
+
+    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> Iterator[Row]:
+        cur = self.con.execute(sql, params)
+        names = [d[0] for d in cur.description]
+        for values in cur:
+            yield dict(zip(names, values, strict=True))
+
+
+def _string_join(db: _Db, table: str, alias: str, col: str) -> tuple[str, str]:
+    """Select list entries (raw column, joined StringIds value) and the LEFT JOIN that resolves ``col``."""
+    if col not in db.cols(table):
+        return f'NULL AS "{col}", NULL AS "{col}_s"', ""
+    if "StringIds" not in db.tables:
+        return f'{alias}."{col}", NULL AS "{col}_s"', ""
+    j = f"s_{col}"
+    return f'{alias}."{col}", {j}.value AS "{col}_s"', f'LEFT JOIN StringIds {j} ON {j}.id = {alias}."{col}"'
+
+
+def _text(r: Row, col: str) -> str | None:
+    raw = r[col]
+    return raw if isinstance(raw, str) else r[f"{col}_s"]
+
+
+def _launch_times(db: _Db) -> dict[tuple[int | None, int], int]:
+    """Host start of the runtime/driver call per (process part of globalTid, correlation id)."""
+    runtime = "CUPTI_ACTIVITY_KIND_RUNTIME"
+    if runtime not in db.tables or not all(
+        "correlationId" in db.cols(t) for t in (runtime, "CUPTI_ACTIVITY_KIND_KERNEL")
+    ):
+        return {}
+    tid = db.col("CUPTI_ACTIVITY_KIND_RUNTIME", "r", "globalTid")
+    sql = (
+        f"SELECT r.correlationId AS corr, {tid}, r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+        "WHERE r.correlationId IN (SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL)"
+    )
+    out: dict[tuple[int | None, int], int] = {}
+    for r in db.rows(sql):
+        key = (r["globalTid"] >> 24 if r["globalTid"] is not None else None, r["corr"])
+        out.setdefault(key, r["start"])
+    return out
+
+
+def _launch_ns(times: dict[tuple[int | None, int], int], gpid: int | None, corr: int | None) -> int | None:
+    if corr is None:
+        return None
+    found = times.get((gpid >> 24, corr)) if gpid is not None else None
+    return found if found is not None else times.get((None, corr))  # runtime rows without globalTid
+
+
+def _launches(db: _Db, src: str, rank: int | None) -> list[KernelLaunch]:
+    t = "CUPTI_ACTIVITY_KIND_KERNEL"
+    if t not in db.tables:
+        return []
+    names = [_string_join(db, t, "k", c) for c in ("demangledName", "shortName", "mangledName")]
+    select = ", ".join(["k.start", 'k."end"', *(db.col(t, "k", c) for c in _KERNEL_COLS), *(s for s, _ in names)])
+    joins = " ".join(j for _, j in names)
+    launch_ns = _launch_times(db)
+    dims: dict[tuple[int, int, int], Dim3] = {}
+
+    def dim(x: int | None, y: int | None, z: int | None) -> Dim3 | None:
+        if x is None or y is None or z is None:
+            return None
+        d = dims.get((x, y, z))
+        if d is None:
+            d = dims[(x, y, z)] = Dim3(x, y, z)
+        return d
+
+    out: list[KernelLaunch] = []
+    for r in db.rows(f"SELECT {select} FROM {t} k {joins} ORDER BY k.start"):
+        grid, block = dim(r["gridX"], r["gridY"], r["gridZ"]), dim(r["blockX"], r["blockY"], r["blockZ"])
+        corr, gpid = r["correlationId"], r["globalPid"]
+        shared = [v for v in (r["staticSharedMemory"], r["dynamicSharedMemory"]) if v is not None]
+        out.append(
+            KernelLaunch(
+                name=_text(r, "demangledName") or _text(r, "shortName") or "<unnamed kernel>",
+                mangled=_text(r, "mangledName") or None,
+                start_ns=r["start"],
+                duration_ns=r["end"] - r["start"],
+                vendor="nvidia",
+                device=r["deviceId"],
+                rank=rank,
+                stream=r["streamId"],
+                correlation_id=corr,
+                launch_ns=_launch_ns(launch_ns, gpid, corr),
+                grid_blocks=grid,
+                grid_items=items_from_blocks(grid, block) if grid and block else None,
+                block=block,
+                registers=r["registersPerThread"],
+                lds_bytes=sum(shared) if shared else None,
+                scratch_bytes=r["localMemoryPerThread"],
+                source=src,
+                source_format=FORMAT,
+            )
+        )
+    return out
+
+
+def _memory_ops(db: _Db, src: str, rank: int | None) -> list[MemoryOp]:
+    out: list[MemoryOp] = []
+    for table, kind in (("CUPTI_ACTIVITY_KIND_MEMCPY", "memcpy"), ("CUPTI_ACTIVITY_KIND_MEMSET", "memset")):
+        if table not in db.tables:
+            continue
+        cols = ", ".join(db.col(table, "m", c) for c in ("deviceId", "streamId", "correlationId", "bytes", "copyKind"))
+        label, join = "NULL AS label", ""
+        if kind == "memcpy" and "ENUM_CUDA_MEMCPY_OPER" in db.tables and "copyKind" in db.cols(table):
+            label, join = "e.label AS label", "LEFT JOIN ENUM_CUDA_MEMCPY_OPER e ON e.id = m.copyKind"
+        for r in db.rows(f'SELECT m.start, m."end", {cols}, {label} FROM {table} m {join} ORDER BY m.start'):
+            what = r["label"] or _COPY_KINDS.get(r["copyKind"], "")
+            out.append(
+                MemoryOp(
+                    name=f"[CUDA memcpy {what}]" if kind == "memcpy" and what else f"[CUDA {kind}]",
+                    kind=kind,  # type: ignore[arg-type]
+                    start_ns=r["start"],
+                    duration_ns=r["end"] - r["start"],
+                    device=r["deviceId"],
+                    rank=rank,
+                    stream=r["streamId"],
+                    correlation_id=r["correlationId"],
+                    bytes=r["bytes"],
+                    source=src,
+                    source_format=FORMAT,
+                )
+            )
+    return out
+
+
+def _annotations(db: _Db, rank: int | None) -> list[Annotation]:
+    t = "NVTX_EVENTS"
+    if t not in db.tables or "eventType" not in db.cols(t):
+        return []
+    text, join = _string_join(db, t, "e", "textId")
+    sql = (
+        f'SELECT e.start, e."end", {db.col(t, "e", "text")}, {text}, {db.col(t, "e", "globalTid")} FROM {t} e {join} '
+        f'WHERE e.eventType IN {_NVTX_RANGES} AND e."end" IS NOT NULL ORDER BY e.start'
+    )
+    return [
+        Annotation(
+            name=r["text"] or r["textId_s"] or "",
+            start_ns=r["start"],
+            end_ns=r["end"],
+            domain="host",
+            rank=rank,
+            thread=r["globalTid"] & 0xFFFFFF if r["globalTid"] is not None else None,
+        )
+        for r in db.rows(sql)
+    ]
+
+
+def _devices(db: _Db, rank: int | None) -> list[DeviceInfo]:
+    t = "TARGET_INFO_GPU"
+    if t not in db.tables or "id" not in db.cols(t):
+        return []
+    cuda_id: dict[int, int] = {}
+    if "TARGET_INFO_CUDA_DEVICE" in db.tables and {"gpuId", "cudaId"} <= db.cols("TARGET_INFO_CUDA_DEVICE"):
+        for gpu, cuda in db.con.execute("SELECT gpuId, cudaId FROM TARGET_INFO_CUDA_DEVICE ORDER BY pid"):
+            cuda_id.setdefault(gpu, cuda)  # per process in principle; the first mapping is kept
+    cols = ", ".join(db.col(t, "g", c) for c in ("name", "smCount", "computeMajor", "computeMinor"))
+    out = []
+    for r in db.rows(f"SELECT g.id, {cols} FROM {t} g ORDER BY g.id"):
+        gpu, major, minor = int(r["id"]), r["computeMajor"], r["computeMinor"]
+        out.append(
+            DeviceInfo(
+                index=cuda_id.get(gpu, gpu),
+                vendor="nvidia",
+                name=r["name"],
+                arch=f"sm_{major}{minor or 0}" if major is not None else None,
+                compute_units=r["smCount"],
+                rank=rank,
+            )
+        )
+    return out
+
+
+def read(path: Path, *, rank: int | None = None) -> Profile:
+    """Read kernels, memory operations, NVTX ranges and GPUs from an Nsight Systems SQLite export."""
+    db = _Db(path)
+    try:
+        if not any(t in db.tables for t in _NSYS_TABLES):
+            shown = ", ".join(sorted(db.tables)[:8]) or "none"
+            raise FormatError(path, _EXPECTED, f"an SQLite database without its tables (tables: {shown})")
+        src = str(path)
+        meta: dict[str, Any] = {}
+        if "META_DATA_EXPORT" in db.tables:
+            meta = {str(k): v for k, v in db.con.execute("SELECT name, value FROM META_DATA_EXPORT")}
+        return Profile(
+            launches=_launches(db, src, rank),
+            memory_ops=_memory_ops(db, src, rank),
+            annotations=_annotations(db, rank),
+            devices=_devices(db, rank),
+            sources=[src],
+            formats=[FORMAT],
+            metadata=meta,
+        )
+    except sqlite3.DatabaseError as exc:  # damaged pages, or tables without the columns every version has
+        raise FormatError(path, _EXPECTED, f"a database SQLite cannot query ({exc})") from None
+    finally:
+        db.con.close()

@@ -1,0 +1,53 @@
+"""rocprofv3 ``kernel_stats.csv`` (``--stats``): per-kernel statistics rocprofv3 computed itself.
+
+Columns: Name, Calls, TotalDurationNs, AverageNs, Percentage, MinNs, MaxNs, StdDev (sample standard
+deviation, n-1). There is no timeline: the profile has ``timing="none"`` and only ``stats``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernelscope.errors import FormatError
+from kernelscope.model import KernelStats, Profile
+from kernelscope.readers._csv import norm, rows, to_float, to_int
+
+FORMAT = "rocprof-kernel-stats"
+_EXPECTED = "a rocprofv3 kernel_stats.csv (Name, Calls, TotalDurationNs, ... columns)"
+_REQUIRED = ("name", "calls", "totaldurationns")
+
+
+def read(path: Path, *, rank: int | None = None) -> Profile:
+    del rank  # statistics are already aggregated over the process
+    it = rows(path, _EXPECTED)
+    header = [norm(h) for h in next(it, [])]
+    if not all(c in header for c in _REQUIRED):
+        raise FormatError(path, _EXPECTED, f"columns {header[:8]}")
+    col = {h: i for i, h in enumerate(header)}
+    out = Profile(sources=[str(path)], formats=[FORMAT], timing="none")
+    for line, row in enumerate(it, start=2):
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise FormatError(path, _EXPECTED, f"line {line} with {len(row)} fields (truncated?)")
+        calls, total = to_int(row[col["calls"]]), to_float(row[col["totaldurationns"]])
+        if calls is None or total is None:
+            raise FormatError(path, _EXPECTED, f"line {line} without Calls/TotalDurationNs numbers")
+
+        def f(name: str, row: list[str] = row) -> float | None:
+            return to_float(row[col[name]]) if name in col else None
+
+        out.stats.append(
+            KernelStats(
+                name=row[col["name"]],
+                calls=calls,
+                total_ns=total,
+                avg_ns=f("averagens"),
+                min_ns=f("minns"),
+                max_ns=f("maxns"),
+                std_ns=f("stddev"),
+                pct=f("percentage"),
+                source=str(path),
+            )
+        )
+    return out
