@@ -462,6 +462,7 @@ def main() -> None:
     with path.open("rb") as f:  # warm the page cache so no tool pays for the disk
         while f.read(64 << 20):
             pass
+    load = os.getloadavg()
     log = a.workdir.resolve() / "children.log"
     results: dict[str, dict[str, Any]] = {}
     for run in range(a.runs):
@@ -482,8 +483,9 @@ def main() -> None:
     print()
     print(f"trace: {path} ({size_mb:.1f} MB, {events} events, {a.events} kernels, args={a.args_profile})")
     print("\n".join(lines))
-    for ln in results.get("kscope", {}).get("summary", "").split("; "):
-        print("kscope " + ln)
+    if "kscope" in results:
+        for ln in results["kscope"]["summary"].split("; "):
+            print("kscope " + ln)
     print("\n".join(chk + verd))
     if a.no_results:
         return
@@ -500,7 +502,14 @@ def main() -> None:
             f"- packages: {m['packages']}",
             f"- trace: {size_mb:.1f} MB uncompressed Kineto JSON, {events} events ({a.events} kernels, 2 streams), "
             f"built from the real kernels of `tests/data/kineto/{SOURCE_NAME}`",
-            f"- best of {a.runs} run(s), each tool in a fresh subprocess, warm page cache; seconds exclude imports",
+            f"- best of {a.runs} run(s), each tool in a fresh subprocess, warm page cache; seconds exclude imports; "
+            f"load average {load[0]:.2f} at start (other work on the machine inflates all tools alike)",
+            "- HTA "
+            + (
+                "with its default ns rounding"
+                if a.hta_rounding
+                else "with HTA_DISABLE_NS_ROUNDING=1 (less work than its default)"
+            ),
             "",
             *lines,
             "",

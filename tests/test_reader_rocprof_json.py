@@ -11,11 +11,11 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
+from truth import assert_matches_rocprof_stats
 
 from kernelscope.errors import FormatError
 from kernelscope.model import Dim3
@@ -42,14 +42,7 @@ def test_sniffed() -> None:
 
 
 def test_per_kernel_calls_and_totals_equal_rocprofv3_stats() -> None:
-    calls: dict[str, int] = defaultdict(int)
-    total: dict[str, int] = defaultdict(int)
-    for k in rocprof_json.read(FIXTURE).launches:
-        calls[k.name] += 1
-        total[k.name] += k.duration_ns
-    stats = _csv("rmsnorm_kernel_stats.csv")
-    assert {s["Name"]: int(s["Calls"]) for s in stats} == calls
-    assert {s["Name"]: int(s["TotalDurationNs"]) for s in stats} == total
+    assert_matches_rocprof_stats(rocprof_json.read(FIXTURE).launches, DATA / "rmsnorm_kernel_stats.csv")
 
 
 def test_launch_fields_match_the_kernel_trace_rows() -> None:

@@ -16,8 +16,7 @@ Memory operations are not kernels: they are counted only with ``include_memory``
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import Literal
 
 import msgspec
@@ -91,21 +90,43 @@ def busy_ns(starts: np.ndarray, ends: np.ndarray) -> int:
 
 
 class _Group:
-    __slots__ = ("durations", "ranks", "vendor")
+    __slots__ = ("chunks", "ranks", "vendor")
 
     def __init__(self, vendor: str | None) -> None:
-        self.durations = array("q")
+        self.chunks: list[np.ndarray] = []  # duration arrays, one per batch
         self.ranks: set[int] = set()
         self.vendor = vendor
 
 
+class _Ids(dict[Hashable, int]):
+    """Dense ids for group keys, assigned on first sight."""
+
+    def __missing__(self, key: Hashable) -> int:
+        v = self[key] = len(self)
+        return v
+
+
+def _split_by(ids: np.ndarray, values: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """(id, values of that id) for each distinct id, in one stable sort instead of a Python loop per item."""
+    order = np.argsort(ids, kind="stable")
+    sid, sval = ids[order], values[order]
+    bounds = np.flatnonzero(np.diff(sid)) + 1
+    for seg_id, seg in zip(np.split(sid, bounds), np.split(sval, bounds), strict=True):
+        yield int(seg_id[0]), seg
+
+
 class GapAccumulator:
-    """Feed ``Profile`` batches with ``add``; ``result`` gives the gap table of everything added."""
+    """Feed ``Profile`` batches with ``add``; ``result`` gives the gap table of everything added.
+
+    Each batch is handled with a few list comprehensions and numpy operations rather than Python work
+    per launch: ingest of million-launch traces is bounded by decoding, not by this bookkeeping.
+    """
 
     def __init__(self, options: GapOptions | None = None) -> None:
         self.options = options or GapOptions()
-        self._groups: dict[tuple[int | None, str], _Group] = {}
-        self._spans: dict[tuple[int | None, int | None], tuple[array[int], array[int]]] = {}
+        self._ids = _Ids()
+        self._groups: list[tuple[tuple[int | None, str], _Group]] = []
+        self._spans: dict[tuple[int | None, int | None], list[tuple[np.ndarray, np.ndarray]]] = {}
         self._activity: dict[int | None, list[int]] = {}  # rank -> [first start, last end]
         self._memory_ns = 0
         self._memory_ops = 0
@@ -114,56 +135,74 @@ class GapAccumulator:
         self._names: dict[str, str] = {}
         self.sources: list[str] = []
 
-    def _key(self, name: str, rank: int | None) -> tuple[int | None, str]:
-        if self.options.group_by == "function":
-            label = self._names.get(name)
-            if label is None:
-                label = self._names[name] = base_name(name)
-            name = label
-        return (rank if self.options.per_rank else None, name)
+    def _label(self, name: str) -> str:
+        if self.options.group_by == "name":
+            return name
+        label = self._names.get(name)
+        if label is None:
+            label = self._names[name] = base_name(name)
+        return label
 
-    def _interval(self, rank: int | None, device: int | None, start: int | None, dur: int, busy: bool) -> None:
-        if start is None:
-            self._untimed += 1
-            return
-        end = start + dur
-        act = self._activity.get(rank)
-        if act is None:
-            self._activity[rank] = [start, end]
+    def _rows(self, items: Sequence[KernelLaunch | MemoryOp], durs: np.ndarray, memory: bool) -> None:
+        per_rank = self.options.per_rank
+        if self.options.group_by == "name" and not per_rank and not memory:
+            keys: list[Hashable] = [k.name for k in items]
         else:
-            act[0] = min(act[0], start)
-            act[1] = max(act[1], end)
-        if busy:
-            span = self._spans.get((rank, device))
-            if span is None:
-                span = self._spans[(rank, device)] = (array("q"), array("q"))
-            span[0].append(start)
-            span[1].append(end)
+            keys = [(k.rank if per_rank else None, self._label(k.name), memory) for k in items]
+        ids, first = self._ids, len(self._ids)
+        gids = np.array([ids[key] for key in keys], np.int64)
+        if len(ids) > first:  # new groups: name them from the first item that has each new id
+            fresh = {int(g): n for n, g in enumerate(gids) if g >= first}
+            for g in sorted(fresh):
+                k = items[fresh[g]]
+                vendor = None if memory else getattr(k, "vendor", None)
+                self._groups.append(((k.rank if per_rank else None, self._label(k.name)), _Group(vendor)))
+        for g, seg in _split_by(gids, durs):
+            self._groups[g][1].chunks.append(seg)
+        if any(k.rank is not None for k in items):
+            for g, rank in {(int(g), k.rank) for g, k in zip(gids, items, strict=True) if k.rank is not None}:
+                self._groups[g][1].ranks.add(rank)
 
-    def _add_launch(self, k: KernelLaunch | MemoryOp, vendor: str | None) -> None:
-        key = self._key(k.name, k.rank)
-        g = self._groups.get(key)
-        if g is None:
-            g = self._groups[key] = _Group(vendor)
-        g.durations.append(k.duration_ns)
-        if k.rank is not None:
-            g.ranks.add(k.rank)
+    def _intervals(self, items: Sequence[KernelLaunch | MemoryOp], durs: np.ndarray, busy: bool) -> None:
+        starts = [k.start_ns for k in items]
+        if None in starts:  # serialized profilers: durations without a timeline
+            self._untimed += sum(1 for v in starts if v is None)
+            keep = [i for i, v in enumerate(starts) if v is not None]
+            items = [items[i] for i in keep]
+            durs, starts = durs[keep], [starts[i] for i in keep]
+            if not keep:
+                return
+        s = np.array(starts, np.int64)
+        e = s + durs
+        dev = _Ids()
+        dids = np.array([dev[(k.rank, k.device)] for k in items], np.int64)
+        keys = list(dev)
+        for d, idx in _split_by(dids, np.arange(len(items))):
+            rank = keys[d][0]  # type: ignore[index]
+            lo, hi = int(s[idx].min()), int(e[idx].max())
+            act = self._activity.setdefault(rank, [lo, hi])
+            act[0], act[1] = min(act[0], lo), max(act[1], hi)
+            if busy:
+                self._spans.setdefault(keys[d], []).append((s[idx], e[idx]))  # type: ignore[arg-type]
 
     def add(self, profile: Profile) -> None:
         self.sources.extend(s for s in profile.sources if s not in self.sources)
-        for k in profile.launches:
-            self._add_launch(k, k.vendor)
-            self._interval(k.rank, k.device, k.start_ns, k.duration_ns, busy=True)
-        for m in profile.memory_ops:
-            self._memory_ns += m.duration_ns
-            self._memory_ops += 1
+        if profile.launches:
+            durs = np.array([k.duration_ns for k in profile.launches], np.int64)
+            self._rows(profile.launches, durs, memory=False)
+            self._intervals(profile.launches, durs, busy=True)
+        if profile.memory_ops:
+            mem = profile.memory_ops
+            durs = np.array([m.duration_ns for m in mem], np.int64)
+            self._memory_ns += int(durs.sum())
+            self._memory_ops += len(mem)
             if self.options.include_memory:
-                self._add_launch(m, None)
-            self._interval(m.rank, m.device, m.start_ns, m.duration_ns, busy=self.options.include_memory)
+                self._rows(mem, durs, memory=True)
+            self._intervals(mem, durs, busy=self.options.include_memory)
         self._stats_rows.extend(_row_from_stats(s) for s in profile.stats)
 
     def result(self) -> GapResult:
-        rows = [_row(name, rank, g) for (rank, name), g in self._groups.items()] + self._stats_rows
+        rows = [_row(name, rank, g) for (rank, name), g in self._groups] + self._stats_rows
         kernel_ns = sum(r.total_us for r in rows) * _NS_PER_US
         for r in rows:
             r.pct = 100.0 * r.total_us * _NS_PER_US / kernel_ns if kernel_ns else 0.0
@@ -181,7 +220,8 @@ class GapAccumulator:
         idle: float | None = None
         if timed:
             busy_dev = {
-                d: busy_ns(np.frombuffer(s, np.int64), np.frombuffer(e, np.int64)) for d, (s, e) in self._spans.items()
+                d: busy_ns(np.concatenate([s for s, _ in parts]), np.concatenate([e for _, e in parts]))
+                for d, parts in self._spans.items()
             }
             walls = {r: a[1] - a[0] for r, a in self._activity.items()}
             busy = sum(busy_dev.values()) / _NS_PER_US
@@ -212,7 +252,7 @@ class GapAccumulator:
 
 
 def _row(name: str, rank: int | None, g: _Group) -> KernelRow:
-    d = np.frombuffer(g.durations, np.int64)
+    d = np.concatenate(g.chunks)
     n = int(d.size)
     return KernelRow(
         name=name,

@@ -37,7 +37,12 @@ def gap(
         raise typer.BadParameter("choose name or function", param_hint="--group-by")
     presenter = pick({"json": json, "csv": csv, "markdown": markdown, "parquet": parquet}, output, PRESENTERS)
     with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err, transient=True
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
     ) as bar:
         task = bar.add_task("reading", total=None)
         result = api.gap_report(

@@ -211,18 +211,32 @@ def _split_header(f: IO[bytes], path: Path) -> tuple[dict[str, Any], bytes]:
             raise FormatError(path, 'a Kineto trace with a "traceEvents" array', "none")
 
 
+_TAIL = re.compile(rb"\s*(?:(,)|\}\s*$|$)")  # what may follow the array's "]": more keys, or the end
+
+
 def _finish(buf: bytes, path: Path) -> tuple[list[_Event], dict[str, Any]]:
-    """Decode the last events and the keys after the array; the array's ``]`` is found by trial."""
+    """Decode the last events and the keys after the array; the array's ``]`` is found by trial.
+
+    Each trial costs only the few bytes after a candidate ``]`` (no copies of the buffer), and the
+    events are decoded only once the tail is a JSON object: a truncated or damaged file with many
+    ``]`` inside its events fails in linear time instead of decoding the buffer once per ``]``.
+    """
+    work = bytearray(buf)
     end = len(buf)
     while (end := buf.rfind(b"]", 0, end)) >= 0:
-        tail = buf[end + 1 :].strip()
-        if tail.startswith(b","):
-            tail = b"{" + tail[1:]
-        elif tail not in (b"}", b""):
+        m = _TAIL.match(buf, end + 1)
+        if m is None:
             continue
+        comma = m.start(1)
         try:
+            meta: Any = {}
+            if comma >= 0:  # the keys after the array, read as an object: "," becomes "{" for the trial
+                work[comma] = ord("{")
+                try:
+                    meta = msgspec.json.decode(memoryview(work)[comma:])
+                finally:
+                    work[comma] = ord(",")
             events = _DECODER.decode(b"[" + buf[:end] + b"]")
-            meta = msgspec.json.decode(tail) if tail.startswith(b"{") else {}
         except msgspec.DecodeError:
             continue
         return events, meta if isinstance(meta, dict) else {}
