@@ -25,10 +25,16 @@ def _with_rank(batch: Profile, rank: int) -> Profile:
     return batch
 
 
-def _batches(paths: Sequence[Path], fmt: str | None, progress: Progress | None) -> Iterator[Profile]:
-    """Every file's batches; with several files, a file that names no rank gets its position as rank."""
+def _batches(
+    paths: Sequence[Path], fmt: str | None, progress: Progress | None, *, whole: bool = False
+) -> Iterator[Profile]:
+    """Every file's batches; with several files, a file that names no rank gets its position as rank.
+
+    ``whole`` reads each file at once (``readers.read``): only then are launches linked to API calls
+    that come later in the file (``launch_ns``), which step windows and phases need.
+    """
     for i, p in enumerate(paths):
-        for batch in readers.stream(p, fmt=fmt):
+        for batch in [readers.read(p, fmt=fmt)] if whole else readers.stream(p, fmt=fmt):
             if progress:
                 progress(str(p))
             yield _with_rank(batch, i) if len(paths) > 1 else batch
@@ -63,7 +69,7 @@ def gap_report(
         for batch in _batches(files, fmt, progress):
             acc.add(batch)
         return acc.result()
-    profile = Profile.combine(list(_batches(files, fmt, progress)))
+    profile = Profile.combine(list(_batches(files, fmt, progress, whole=True)))
     win = Window.parse(window) if window is not None else None
     if win is not None:
         profile = select(profile, win)

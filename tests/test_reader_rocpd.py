@@ -16,10 +16,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from truth import assert_matches_rocprof_stats
+from truth import assert_launch_matches_trace_row, assert_matches_rocprof_stats
 
 from kernelscope.errors import FormatError
-from kernelscope.model import Dim3
 from kernelscope.readers import detect, rocpd
 
 DATA = Path(__file__).parent / "data" / "rocpd"
@@ -55,15 +54,7 @@ def test_launch_fields_match_the_kernel_trace_rows() -> None:
     with sqlite3.connect(DB) as con:  # "Agent 3" is logical index 3; the reader reports the index among GPUs
         [(gpu,)] = con.execute("SELECT type_index FROM rocpd_info_agent WHERE logical_index = 3").fetchall()
     for k, r in zip(prof.launches, rows, strict=True):
-        items = Dim3(*(int(r[f"Grid_Size_{a}"]) for a in "XYZ"))
-        block = Dim3(*(int(r[f"Workgroup_Size_{a}"]) for a in "XYZ"))
-        assert k.name == r["Kernel_Name"]
-        assert (k.start_ns, k.end_ns) == (int(r["Start_Timestamp"]), int(r["End_Timestamp"]))
-        assert (k.grid_items, k.block) == (items, block)
-        assert k.grid_blocks == Dim3(-(-items.x // block.x), -(-items.y // block.y), -(-items.z // block.z))
-        assert (k.vgpr, k.agpr, k.sgpr) == (int(r["VGPR_Count"]), int(r["Accum_VGPR_Count"]), int(r["SGPR_Count"]))
-        assert k.scratch_bytes == int(r["Scratch_Size"])
-        assert k.lds_bytes is not None and -(-k.lds_bytes // 512) * 512 == int(r["LDS_Block_Size"])
+        assert_launch_matches_trace_row(k, r)
         assert k.correlation_id == int(r["Correlation_Id"])  # the internal id (stack_id), not corr_id
         assert (k.device, k.rank, k.vendor, k.source_format) == (gpu, 2, "amd", "rocpd")
     rms = next(k for k in prof.launches if k.name == "rmsnorm_kernel_0")

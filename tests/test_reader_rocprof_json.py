@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from truth import assert_matches_rocprof_stats
+from truth import assert_launch_matches_trace_row, assert_matches_rocprof_stats
 
 from kernelscope.errors import FormatError
-from kernelscope.model import Dim3
 from kernelscope.readers import detect, rocprof_json
 
 DATA = Path(__file__).parent / "data" / "rocprof_json"
@@ -52,15 +51,7 @@ def test_launch_fields_match_the_kernel_trace_rows() -> None:
     # "Agent 3" is logical_node_id 3; the reader reports the GPU's index among GPUs.
     gpu = next(a for a in _process(FIXTURE)["agents"] if a["logical_node_id"] == 3)["logical_node_type_id"]
     for k, r in zip(prof.launches, rows, strict=True):
-        items = Dim3(*(int(r[f"Grid_Size_{a}"]) for a in "XYZ"))
-        block = Dim3(*(int(r[f"Workgroup_Size_{a}"]) for a in "XYZ"))
-        assert k.name == r["Kernel_Name"]
-        assert (k.start_ns, k.end_ns) == (int(r["Start_Timestamp"]), int(r["End_Timestamp"]))
-        assert (k.grid_items, k.block) == (items, block)
-        assert k.grid_blocks == Dim3(-(-items.x // block.x), -(-items.y // block.y), -(-items.z // block.z))
-        assert (k.vgpr, k.agpr, k.sgpr) == (int(r["VGPR_Count"]), int(r["Accum_VGPR_Count"]), int(r["SGPR_Count"]))
-        assert k.scratch_bytes == int(r["Scratch_Size"])
-        assert k.lds_bytes is not None and -(-k.lds_bytes // 512) * 512 == int(r["LDS_Block_Size"])
+        assert_launch_matches_trace_row(k, r)
         assert (k.queue, k.stream, k.correlation_id) == (
             int(r["Queue_Id"]),
             int(r["Stream_Id"]),

@@ -2,9 +2,10 @@
 
 A kernel belongs to the innermost annotation that encloses the host call that launched it
 (``launch_ns``, linked by correlation id): kernels run after their launch, often after the host range
-has closed, so their own start time would put them in the wrong step. When a launch has no host time,
-a GPU-side annotation (Kineto's ``gpu_user_annotation``) enclosing the kernel's start is used, and
-failing that a host annotation enclosing its start.
+has closed, so their own start time would put them in the wrong step. Only when a rank's trace links
+no launch to a host call, a GPU-side annotation (Kineto's ``gpu_user_annotation``) enclosing the
+kernel's start is used, and failing that a host annotation enclosing its start; in a linked trace a
+launch without a host call in the capture (launched before it began) belongs to no annotation.
 """
 
 from __future__ import annotations
@@ -78,11 +79,14 @@ def assign(profile: Profile, keep: Callable[[Annotation], bool]) -> list[Annotat
             by.setdefault((a.rank, a.domain), []).append(a)
     index = {k: _Ranges(v) for k, v in by.items()}
     empty = _Ranges([])
+    # Ranks whose trace links launches to API calls: there, a launch without one was made before the
+    # host capture began (a warmup step's kernel still running), so no range of the capture owns it.
+    linked = {k.rank for k in profile.launches if k.launch_ns is not None}
     out: list[Annotation | None] = []
     for k in profile.launches:
         host, gpu = index.get((k.rank, "host"), empty), index.get((k.rank, "gpu"), empty)
         hit = host.find(k.launch_ns) if k.launch_ns is not None else None
-        if hit is None and k.start_ns is not None:
+        if hit is None and k.launch_ns is None and k.rank not in linked and k.start_ns is not None:
             hit = gpu.find(k.start_ns) or host.find(k.start_ns)
         out.append(hit)
     return out
