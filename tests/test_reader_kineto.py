@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -303,3 +304,16 @@ def test_bad_input_through_the_cli(bad_file: Path, flag: tuple[str, ...], kscope
     proc = kscope("gap", bad_file, *flag)
     assert_one_error_line(proc)
     assert bad_file.name in proc.stderr
+
+
+def test_damaged_large_trace_fails_fast(tmp_path: Path) -> None:
+    """A truncated/damaged uncompressed trace used to be re-decoded once per ``]`` (minutes for 5 MB)."""
+    with gzip.open(demo_file(PREFILL_DECODE), "rb") as f:
+        raw = f.read()
+    for name, data in (("cut.json", raw[: len(raw) // 2]), ("nul.json", _corrupt(raw, 0x00))):
+        path = tmp_path / name
+        path.write_bytes(data)
+        began = time.perf_counter()
+        with pytest.raises(FormatError, match=name):
+            kineto.read(path)
+        assert time.perf_counter() - began < 10.0  # linear: ~0.1 s; the quadratic search took 140+ s

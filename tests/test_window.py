@@ -81,9 +81,7 @@ def test_time_range_keeps_kernels_starting_inside_it(a_us: float, b_us: float) -
     prof = readers.read(demo_file(TRAIN_STEPS))
     got = select(prof, Window.parse(f"{a_us:g}:{b_us:g}"))
     assert Counter((k.correlation_id, k.start_ns) for k in got.launches) == want
-    assert api.gap_report([demo_file(TRAIN_STEPS)], window=f"{a_us:g}:{b_us:g}").totals.launches == sum(
-        want.values()
-    )
+    assert api.gap_report([demo_file(TRAIN_STEPS)], window=f"{a_us:g}:{b_us:g}").totals.launches == sum(want.values())
 
 
 def test_open_ended_time_range() -> None:
