@@ -155,7 +155,7 @@ class GapAccumulator:
             fresh = {int(g): n for n, g in enumerate(gids) if g >= first}
             for g in sorted(fresh):
                 k = items[fresh[g]]
-                vendor = None if memory else getattr(k, "vendor", None)
+                vendor = k.vendor if isinstance(k, KernelLaunch) else None
                 self._groups.append(((k.rank if per_rank else None, self._label(k.name)), _Group(vendor)))
         for g, seg in _split_by(gids, durs):
             self._groups[g][1].chunks.append(seg)
