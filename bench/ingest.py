@@ -27,7 +27,8 @@ Method
    floor-nogc -- the same with ``gc.disable()`` first: one decode that keeps millions of GC-tracked
              objects alive makes CPython's cycle collector re-scan them over and over (about 5x the decode
              itself here), so this is the true cost of the decode and the stricter floor;
-   kscope -- ``gap(readers.stream(path))``: sniff, streamed read, records, aggregation, end to end;
+   kscope -- ``kernelscope.api.gap_report([path])``, what ``kscope gap`` runs: sniff, streamed columnar
+             read (one worker process per CPU on byte ranges of the plain file), aggregation, end to end;
    hta    -- ``TraceAnalysis(trace_dir=dir)`` (parse) + ``get_gpu_kernel_breakdown(visualize=False)``,
              on a directory that holds only the trace, with ``HTA_DISABLE_NS_ROUNDING=1``: by default HTA
              rounds every ``ts`` up and every end down to a whole microsecond (two per-row Python lambdas),
@@ -240,11 +241,10 @@ def child_floor(path: Path, nogc: bool = False) -> dict[str, Any]:
 def child_kscope(path: Path) -> dict[str, Any]:
     t_imp = time.perf_counter()
     sys.path.insert(0, str(ROOT))
-    from kernelscope.analyses.gap import gap
-    from kernelscope.readers import stream
+    from kernelscope.api import gap_report
 
     t0 = time.perf_counter()
-    res = gap(stream(path))
+    res = gap_report([path])
     t1 = time.perf_counter()
     top, tot = res.kernels[0], res.totals
     return {
@@ -415,7 +415,7 @@ def table(res: dict[str, dict[str, Any]]) -> list[str]:
     labels = {
         "floor": "floor (msgspec typed decode)",
         "floor-nogc": "floor, cycle GC off",
-        "kscope": "kscope gap(stream())",
+        "kscope": "kscope gap_report()",
         "hta": "HTA 0.5.0 breakdown",
     }
     for tool, r in res.items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import msgspec
@@ -40,6 +41,20 @@ def _batches(
             yield _with_rank(batch, i) if len(paths) > 1 else batch
 
 
+def _feed(acc: GapAccumulator, paths: Sequence[Path], fmt: str | None, progress: Progress | None) -> None:
+    """Stream every file into ``acc``: as columns where the reader decodes to them, else as records."""
+    for i, p in enumerate(paths):
+        columns = readers.stream_columns(p, fmt=fmt)
+        if columns is None:
+            for batch in _batches([p], fmt, progress):
+                acc.add(_with_rank(batch, i) if len(paths) > 1 else batch)
+            continue
+        for cols in columns:
+            if progress:
+                progress(str(p))
+            acc.add_columns(replace(cols, rank=i) if len(paths) > 1 and cols.rank is None else cols)
+
+
 def gap_report(
     paths: Sequence[str | Path],
     *,
@@ -53,9 +68,9 @@ def gap_report(
 ) -> GapResult:
     """Rank the kernels of one or more profiler outputs by GPU time.
 
-    Without ``window``/``phase_by`` the files are streamed through the aggregation (memory bounded by
-    the reader's batch); with them the profile is materialized, since selecting steps needs the
-    annotations and the launch correlations of the whole file.
+    Without ``window``/``phase_by`` the files are streamed through the aggregation as columns (memory
+    bounded by the reader's batch, no record per launch); with them the profile is materialized as
+    records, since selecting steps needs the annotations and the launch correlations of the whole file.
     """
     if not paths:
         raise InputError("no input files given")
@@ -66,8 +81,7 @@ def gap_report(
     options = GapOptions(include_memory=include_memory, group_by=group_by, per_rank=per_rank)
     if window is None and phase_by is None:
         acc = GapAccumulator(options)
-        for batch in _batches(files, fmt, progress):
-            acc.add(batch)
+        _feed(acc, files, fmt, progress)
         return acc.result()
     profile = Profile.combine(list(_batches(files, fmt, progress, whole=True)))
     win = Window.parse(window) if window is not None else None

@@ -16,14 +16,15 @@ Memory operations are not kernels: they are counted only with ``include_memory``
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Literal
 
 import msgspec
 import numpy as np
 
 from kernelscope.identity import base_name
-from kernelscope.model import KernelLaunch, KernelStats, MemoryOp, Profile
+from kernelscope.model import KernelStats, Profile
+from kernelscope.model.columns import LaunchColumns, OpColumns
 
 GAP_SCHEMA = "kernelscope.gap.v1"
 GroupBy = Literal["name", "function"]
@@ -98,14 +99,6 @@ class _Group:
         self.vendor = vendor
 
 
-class _Ids(dict[Hashable, int]):
-    """Dense ids for group keys, assigned on first sight."""
-
-    def __missing__(self, key: Hashable) -> int:
-        v = self[key] = len(self)
-        return v
-
-
 def _split_by(ids: np.ndarray, values: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     """(id, values of that id) for each distinct id, in one stable sort instead of a Python loop per item."""
     order = np.argsort(ids, kind="stable")
@@ -116,17 +109,17 @@ def _split_by(ids: np.ndarray, values: np.ndarray) -> Iterator[tuple[int, np.nda
 
 
 class GapAccumulator:
-    """Feed ``Profile`` batches with ``add``; ``result`` gives the gap table of everything added.
+    """Feed batches with ``add`` (records) or ``add_columns``; ``result`` gives the gap table of them all.
 
-    Each batch is handled with a few list comprehensions and numpy operations rather than Python work
-    per launch: ingest of million-launch traces is bounded by decoding, not by this bookkeeping.
+    Everything is computed on columns (``LaunchColumns``): records are converted per batch, and readers
+    of huge formats produce columns directly, so ingest is bounded by decoding, not by this bookkeeping.
     """
 
     def __init__(self, options: GapOptions | None = None) -> None:
         self.options = options or GapOptions()
-        self._ids = _Ids()
+        self._ids: dict[tuple[int | None, str, bool], int] = {}
         self._groups: list[tuple[tuple[int | None, str], _Group]] = []
-        self._spans: dict[tuple[int | None, int | None], list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._spans: dict[tuple[int | None, int], list[tuple[np.ndarray, np.ndarray]]] = {}
         self._activity: dict[int | None, list[int]] = {}  # rank -> [first start, last end]
         self._memory_ns = 0
         self._memory_ops = 0
@@ -143,62 +136,58 @@ class GapAccumulator:
             label = self._names[name] = base_name(name)
         return label
 
-    def _rows(self, items: Sequence[KernelLaunch | MemoryOp], durs: np.ndarray, memory: bool) -> None:
-        per_rank = self.options.per_rank
-        if self.options.group_by == "name" and not per_rank and not memory:
-            keys: list[Hashable] = [k.name for k in items]
-        else:
-            keys = [(k.rank if per_rank else None, self._label(k.name), memory) for k in items]
-        ids, first = self._ids, len(self._ids)
-        gids = np.array([ids[key] for key in keys], np.int64)
-        if len(ids) > first:  # new groups: name them from the first item that has each new id
-            fresh = {int(g): n for n, g in enumerate(gids) if g >= first}
-            for g in sorted(fresh):
-                k = items[fresh[g]]
-                vendor = k.vendor if isinstance(k, KernelLaunch) else None
-                self._groups.append(((k.rank if per_rank else None, self._label(k.name)), _Group(vendor)))
-        for g, seg in _split_by(gids, durs):
-            self._groups[g][1].chunks.append(seg)
-        if any(k.rank is not None for k in items):
-            for g, rank in {(int(g), k.rank) for g, k in zip(gids, items, strict=True) if k.rank is not None}:
-                self._groups[g][1].ranks.add(rank)
+    def _gid(self, rank: int | None, name: str, vendor: str | None) -> int:
+        """The row id of (rank, label of name); memory rows (``vendor`` None) never merge with kernels."""
+        key = (rank, self._label(name))
+        full = (*key, vendor is None)
+        g = self._ids.get(full)
+        if g is None:
+            g = self._ids[full] = len(self._groups)
+            self._groups.append((key, _Group(vendor)))
+        return g
 
-    def _intervals(self, items: Sequence[KernelLaunch | MemoryOp], durs: np.ndarray, busy: bool) -> None:
-        starts = [k.start_ns for k in items]
-        if None in starts:  # serialized profilers: durations without a timeline
-            self._untimed += sum(1 for v in starts if v is None)
-            keep = [i for i, v in enumerate(starts) if v is not None]
-            items = [items[i] for i in keep]
-            durs, starts = durs[keep], [starts[i] for i in keep]
-            if not keep:
-                return
-        s = np.array(starts, np.int64)
-        e = s + durs
-        dev = _Ids()
-        dids = np.array([dev[(k.rank, k.device)] for k in items], np.int64)
-        keys = list(dev)
-        for d, idx in _split_by(dids, np.arange(len(items))):
-            rank = keys[d][0]  # type: ignore[index]
+    def _rows(self, ops: OpColumns, rank: int | None, vendor: str | None) -> None:
+        """Append each op's duration to its row; ``vendor`` None marks memory rows."""
+        row_rank = rank if self.options.per_rank else None
+        # one lookup per distinct name, then a gather: no Python work per operation
+        per_name = np.array([self._gid(row_rank, n, vendor) for n in ops.names], np.int64)
+        gids = per_name[ops.name_idx]
+        for g, seg in _split_by(gids, ops.duration_ns):
+            group = self._groups[g][1]
+            group.chunks.append(seg)
+            if rank is not None:
+                group.ranks.add(rank)
+
+    def _intervals(self, ops: OpColumns, rank: int | None, busy: bool) -> None:
+        if ops.start_ns is None:  # serialized profilers: durations without a timeline
+            self._untimed += len(ops)
+            return
+        s, e = ops.start_ns, ops.start_ns + ops.duration_ns
+        for device, idx in _split_by(ops.device, np.arange(len(ops))):
             lo, hi = int(s[idx].min()), int(e[idx].max())
             act = self._activity.setdefault(rank, [lo, hi])
             act[0], act[1] = min(act[0], lo), max(act[1], hi)
             if busy:
-                self._spans.setdefault(keys[d], []).append((s[idx], e[idx]))  # type: ignore[arg-type]
+                self._spans.setdefault((rank, device), []).append((s[idx], e[idx]))
+
+    def add_columns(self, cols: LaunchColumns) -> None:
+        if cols.source is not None and cols.source not in self.sources:
+            self.sources.append(cols.source)
+        if len(cols.kernels):
+            self._rows(cols.kernels, cols.rank, cols.vendor)
+            self._intervals(cols.kernels, cols.rank, busy=True)
+        mem = cols.memory
+        if len(mem):
+            self._memory_ns += int(mem.duration_ns.sum())
+            self._memory_ops += len(mem)
+            if self.options.include_memory:
+                self._rows(mem, cols.rank, None)
+            self._intervals(mem, cols.rank, busy=self.options.include_memory)
 
     def add(self, profile: Profile) -> None:
         self.sources.extend(s for s in profile.sources if s not in self.sources)
-        if profile.launches:
-            durs = np.array([k.duration_ns for k in profile.launches], np.int64)
-            self._rows(profile.launches, durs, memory=False)
-            self._intervals(profile.launches, durs, busy=True)
-        if profile.memory_ops:
-            mem = profile.memory_ops
-            durs = np.array([m.duration_ns for m in mem], np.int64)
-            self._memory_ns += int(durs.sum())
-            self._memory_ops += len(mem)
-            if self.options.include_memory:
-                self._rows(mem, durs, memory=True)
-            self._intervals(mem, durs, busy=self.options.include_memory)
+        for cols in LaunchColumns.from_profile(profile):
+            self.add_columns(cols)
         self._stats_rows.extend(_row_from_stats(s) for s in profile.stats)
 
     def result(self) -> GapResult:

@@ -2,7 +2,8 @@
 
 Every reader module exposes ``read(path, *, rank=None) -> Profile``; readers of formats that can be
 large also expose ``stream(path, *, rank=None) -> Iterator[Profile]`` yielding batches whose launches
-concatenate to ``read``'s. The registry below maps format names to modules and file signatures
+concatenate to ``read``'s, and may expose ``stream_columns`` (``LaunchColumns`` batches) for
+aggregations over millions of launches. The registry below maps format names to modules and file signatures
 (``_sniff``) to format names; modules are imported only when used.
 """
 
@@ -15,6 +16,7 @@ from types import ModuleType
 
 from kernelscope.errors import FormatError, InputError
 from kernelscope.model import Profile
+from kernelscope.model.columns import LaunchColumns
 from kernelscope.readers._sniff import sniff
 
 # format name -> (module, one-line description). Order is the order `kscope formats` lists them.
@@ -72,6 +74,19 @@ def stream(path: str | Path, *, fmt: str | None = None, rank: int | None = None)
         yield from mod.stream(Path(path), rank=rank)
     else:
         yield mod.read(Path(path), rank=rank)
+
+
+def stream_columns(
+    path: str | Path, *, fmt: str | None = None, rank: int | None = None
+) -> Iterator[LaunchColumns] | None:
+    """Columns of the kernels and memory ops, for formats whose reader decodes straight to columns.
+
+    ``None`` for other formats: read their records (``stream``) and convert, as ``GapAccumulator.add`` does.
+    """
+    mod = _module(fmt or detect(path))
+    if not hasattr(mod, "stream_columns"):
+        return None
+    return mod.stream_columns(Path(path), rank=rank)  # type: ignore[no-any-return]
 
 
 def load(paths: list[str | Path] | str | Path, *, fmt: str | None = None) -> Profile:

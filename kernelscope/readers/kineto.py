@@ -1,9 +1,10 @@
 """PyTorch profiler (Kineto) Chrome trace, ``.json`` or ``.json.gz``, CUDA and ROCm builds.
 
-Streams: the ``traceEvents`` array is cut into blocks at event boundaries and each block is decoded by
-msgspec into typed events, so memory stays bounded by the block size plus the records kept.
-A cut is verified by the decode itself: a cut inside a string or a nested object leaves invalid JSON
-(strings cannot hold a bare quote), so a block that decodes is a whole number of events.
+Streams: the ``traceEvents`` array is decoded block by block (``_json_blocks``), so memory stays
+bounded by the block size plus what is kept. Two outputs share that machinery: records
+(``read``/``stream``: every field, launches linked to their API calls) and columns
+(``stream_columns``: names, times, devices only, decoded in parallel byte ranges on large plain files)
+for aggregations such as the gap table.
 
 Vendor quirks, all here: ``cat`` is ``kernel``/``gpu_memcpy``/``gpu_memset`` since 2022 and
 ``Kernel``/``Memcpy``/``Memset`` before; ``ts``/``dur`` are microseconds (floats with ns fractions);
@@ -14,29 +15,32 @@ versions) and is repeated as ``gpu_user_annotation`` on the GPU track.
 
 from __future__ import annotations
 
-import gc
-import re
-import zlib
+import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from functools import partial
+from itertools import pairwise
+from multiprocessing import get_context
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import msgspec
+import numpy as np
 
-from kernelscope.errors import FormatError
+from kernelscope.errors import KernelscopeError
 from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, Vendor
+from kernelscope.model.columns import NO_DEVICE, LaunchColumns, OpColumns
 from kernelscope.model.records import items_from_blocks
-from kernelscope.readers._io import open_binary
+from kernelscope.readers import _json_blocks as jb
+from kernelscope.readers._io import is_gzip, open_binary
 
 FORMAT = "kineto"
 BLOCK_BYTES = 8 << 20
+PARALLEL_MIN_BYTES = 64 << 20  # below this, starting workers costs more than it saves
 
 _KERNEL_CATS = frozenset({"kernel", "Kernel"})
 _MEMORY_CATS = {"gpu_memcpy": "memcpy", "Memcpy": "memcpy", "gpu_memset": "memset", "Memset": "memset"}
 _API_CATS = frozenset({"cuda_runtime", "cuda_driver", "Runtime", "runtime"})
 _ANNOTATION_CATS = {"user_annotation": "host", "gpu_user_annotation": "gpu", "gpu_user_Annotation": "gpu"}
-_SEP = re.compile(rb"\}\s*,\s*\{")
 
 Scalar = int | float | str | None
 
@@ -64,6 +68,24 @@ class _Event(msgspec.Struct, gc=False):
 
 
 _DECODER = msgspec.json.Decoder(list[_Event])
+
+
+class _LeanArgs(msgspec.Struct, gc=False):
+    device: Scalar = None
+
+
+class _LeanEvent(msgspec.Struct, gc=False):
+    """Only what the columns need: msgspec skips the other keys without building objects for them."""
+
+    cat: str = ""
+    name: str = ""
+    pid: Scalar = None
+    ts: float = 0.0
+    dur: float = 0.0
+    args: _LeanArgs | None = None
+
+
+_LEAN_DECODER = msgspec.json.Decoder(list[_LeanEvent])
 
 
 def _int(v: Scalar) -> int | None:
@@ -162,87 +184,6 @@ class _Batch:
         return out
 
 
-def _last_separator(buf: bytes) -> re.Match[bytes] | None:
-    """The last ``}, {`` between events in the buffer's tail (events are far shorter than 64 KiB)."""
-    last = None
-    for last in _SEP.finditer(buf, max(0, len(buf) - (1 << 16))):  # noqa: B007 - we want the final match
-        pass
-    return last
-
-
-def _read_block(f: IO[bytes], path: Path) -> bytes:
-    try:
-        return f.read(BLOCK_BYTES)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise FormatError(path, "a readable (gzip) Kineto trace", f"a damaged file ({exc})") from None
-
-
-def _decode_obj(data: bytes, path: Path, what: str) -> dict[str, Any]:
-    try:
-        obj = msgspec.json.decode(data)
-    except msgspec.DecodeError as exc:
-        raise FormatError(path, f"valid JSON in the trace {what}", str(exc)) from None
-    return obj if isinstance(obj, dict) else {}
-
-
-def _decode_events(data: bytes, path: Path) -> list[_Event]:
-    try:
-        return _DECODER.decode(b"[" + data + b"]")
-    except msgspec.ValidationError as exc:
-        raise FormatError(path, "Kineto trace events", f"an event of unexpected shape ({exc})") from None
-
-
-def _split_header(f: IO[bytes], path: Path) -> tuple[dict[str, Any], bytes]:
-    """Read up to the opening ``[`` of ``traceEvents``; return the keys before it and the rest read."""
-    buf = b""
-    while True:
-        blk = _read_block(f, path)
-        buf += blk
-        stripped = buf.lstrip()
-        if stripped.startswith(b"["):  # the bare-array form of the Chrome trace format
-            return {}, stripped[1:]
-        key = buf.find(b'"traceEvents"')
-        if key >= 0:
-            bracket = buf.find(b"[", key)
-            if bracket >= 0:
-                head = buf[:key].rstrip().rstrip(b",") + b"}"
-                return _decode_obj(head, path, "header"), buf[bracket + 1 :]
-        if not blk:
-            raise FormatError(path, 'a Kineto trace with a "traceEvents" array', "none")
-
-
-_TAIL = re.compile(rb"\s*(?:(,)|\}\s*$|$)")  # what may follow the array's "]": more keys, or the end
-
-
-def _finish(buf: bytes, path: Path) -> tuple[list[_Event], dict[str, Any]]:
-    """Decode the last events and the keys after the array; the array's ``]`` is found by trial.
-
-    Each trial costs only the few bytes after a candidate ``]`` (no copies of the buffer), and the
-    events are decoded only once the tail is a JSON object: a truncated or damaged file with many
-    ``]`` inside its events fails in linear time instead of decoding the buffer once per ``]``.
-    """
-    work = bytearray(buf)
-    end = len(buf)
-    while (end := buf.rfind(b"]", 0, end)) >= 0:
-        m = _TAIL.match(buf, end + 1)
-        if m is None:
-            continue
-        comma = m.start(1)
-        try:
-            meta: Any = {}
-            if comma >= 0:  # the keys after the array, read as an object: "," becomes "{" for the trial
-                work[comma] = ord("{")
-                try:
-                    meta = msgspec.json.decode(memoryview(work)[comma:])
-                finally:
-                    work[comma] = ord(",")
-            events = _DECODER.decode(b"[" + buf[:end] + b"]")
-        except msgspec.DecodeError:
-            continue
-        return events, meta if isinstance(meta, dict) else {}
-    raise FormatError(path, "a complete Kineto trace", "a file that ends inside traceEvents (truncated?)")
-
-
 def _vendor(header: dict[str, Any]) -> Vendor:
     props = header.get("deviceProperties") or []
     name = str(props[0].get("name", "")) if props and isinstance(props[0], dict) else ""
@@ -274,28 +215,17 @@ def _devices(header: dict[str, Any], vendor: Vendor, rank: int | None) -> list[D
     return out
 
 
-@contextmanager
-def _no_gc() -> Iterator[None]:
-    """Pause the cycle collector while a block is decoded and converted (never across a ``yield``).
-
-    A block makes ~100k acyclic objects at once; with the collector on, CPython runs a full collection
-    every few thousand of them and each one re-scans the whole block: 40% of the read time at 1.5M events.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
+def _rank_of(header: dict[str, Any], rank: int | None) -> int | None:
+    dist = header.get("distributedInfo")
+    if rank is None and isinstance(dist, dict) and isinstance(dist.get("rank"), int):
+        return int(dist["rank"])
+    return rank
 
 
 def _batches(path: Path, rank: int | None) -> Iterator[tuple[Profile, _Batch]]:
     with open_binary(path) as f:
-        header, buf = _split_header(f, path)
-        dist = header.get("distributedInfo")
-        if rank is None and isinstance(dist, dict) and isinstance(dist.get("rank"), int):
-            rank = dist["rank"]
+        header, buf = jb.split_header(f, path, b'"traceEvents"', BLOCK_BYTES)
+        rank = _rank_of(header, rank)
         vendor = _vendor(header)
         conv = _Batch(path, rank, vendor)
         first = Profile(
@@ -305,29 +235,9 @@ def _batches(path: Path, rank: int | None) -> Iterator[tuple[Profile, _Batch]]:
             metadata={k: v for k, v in header.items() if k != "deviceProperties"},
         )
         yield first, conv
-        while True:
-            blk = _read_block(f, path)
-            if not blk:
-                break
-            buf += blk
-            last = _last_separator(buf)
-            if last is None:
-                continue
-            with _no_gc():
-                try:
-                    events = _decode_events(buf[: last.start() + 1], path)
-                except msgspec.DecodeError:
-                    continue  # the cut fell inside a string: take more data and cut again
-                batch = conv.convert(events)
-                del events
-            buf = buf[last.end() - 1 :]
+        for batch, trailer in jb.blocks(f, buf, path, _DECODER, conv.convert, size=BLOCK_BYTES):
+            batch.metadata.update(trailer)
             yield batch, conv
-        with _no_gc():
-            events, trailer = _finish(buf, path)
-            last_batch = conv.convert(events)
-            del events
-        last_batch.metadata.update(trailer)
-        yield last_batch, conv
 
 
 def stream(path: Path, *, rank: int | None = None) -> Iterator[Profile]:
@@ -349,3 +259,76 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
         for k in prof.launches
     ]
     return prof
+
+
+def _op_columns(events: list[_LeanEvent]) -> OpColumns:
+    n = len(events)
+    ids: dict[str, int] = {}
+    idx = np.fromiter((ids.setdefault(e.name, len(ids)) for e in events), np.int64, n)
+    ts = np.fromiter((e.ts for e in events), np.float64, n)
+    dur = np.fromiter((e.dur for e in events), np.float64, n)
+    raw = [e.args.device if e.args is not None else None for e in events]
+    try:
+        device = np.array(raw, np.int64)
+    except (TypeError, ValueError):  # absent (ROCm: the device is the pid) or spelled as text
+        devs = [_int(d) if d is not None else _int(e.pid) for d, e in zip(raw, events, strict=True)]
+        device = np.array([NO_DEVICE if d is None else d for d in devs], np.int64)
+    # np.rint rounds half to even, as Python's round() in the records path: both give the same ns
+    return OpColumns(list(ids), idx, np.rint(dur * 1000).astype(np.int64), np.rint(ts * 1000).astype(np.int64), device)
+
+
+def _columns(events: list[_LeanEvent], *, rank: int | None, vendor: Vendor, source: str) -> LaunchColumns:
+    kernels = [e for e in events if e.cat in _KERNEL_CATS]
+    memory = [e for e in events if e.cat in _MEMORY_CATS]
+    return LaunchColumns(_op_columns(kernels), _op_columns(memory), rank, vendor, source)
+
+
+def _range_columns(
+    path: Path, lo: int | None, hi: int | None, rank: int | None, vendor: Vendor
+) -> list[LaunchColumns] | None:
+    """A worker: the columns of the items in [lo, hi); None if the range does not decode (bad cut)."""
+    conv = partial(_columns, rank=rank, vendor=vendor, source=str(path))
+    try:
+        with path.open("rb") as f:
+            f.seek(lo or 0)
+            return [c for c, _ in jb.blocks(f, b"", path, _LEAN_DECODER, conv, size=BLOCK_BYTES, stop=hi)]
+    except (KernelscopeError, msgspec.DecodeError):
+        return None
+
+
+def _parallel(path: Path, start: int, workers: int, rank: int | None, vendor: Vendor) -> list[LaunchColumns] | None:
+    """Decode the array in ``workers`` byte ranges at once; None when a range cut cannot be trusted."""
+    size = path.stat().st_size
+    found = [jb.boundary(path, start + (size - start) * j // workers) for j in range(1, workers)]
+    cuts = [c for c in found if c is not None]
+    if len(cuts) != len(found) or cuts != sorted(set(cuts)) or cuts[:1] == [start]:
+        return None
+    bounds: list[int | None] = [start, *cuts, None]
+    with get_context("fork").Pool(workers) as pool:
+        parts = pool.starmap(_range_columns, [(path, lo, hi, rank, vendor) for lo, hi in pairwise(bounds)])
+    if any(p is None for p in parts):
+        return None
+    return [c for p in parts for c in p or []]
+
+
+def stream_columns(path: Path, *, rank: int | None = None, workers: int | None = None) -> Iterator[LaunchColumns]:
+    """Kernel and memory-op columns of the trace, for aggregations (no annotations, no API links).
+
+    A plain (not gzip) file over ``PARALLEL_MIN_BYTES`` is decoded by one process per CPU (``workers``),
+    each on a byte range cut at an event boundary; if a cut falls where the ranges do not decode, the
+    file is read sequentially instead, which also reports any real damage.
+    """
+    with open_binary(path) as f:
+        header, buf = jb.split_header(f, path, b'"traceEvents"', BLOCK_BYTES)
+        rank = _rank_of(header, rank)
+        vendor = _vendor(header)
+        n = workers if workers is not None else (os.cpu_count() or 1)
+        lead = len(buf) - len(buf.lstrip())
+        if n > 1 and buf[lead : lead + 1] == b"{" and not is_gzip(path) and path.stat().st_size >= PARALLEL_MIN_BYTES:
+            parts = _parallel(path, f.tell() - len(buf) + lead, n, rank, vendor)
+            if parts is not None:
+                yield from parts
+                return
+        conv = partial(_columns, rank=rank, vendor=vendor, source=str(path))
+        for cols, _ in jb.blocks(f, buf, path, _LEAN_DECODER, conv, size=BLOCK_BYTES):
+            yield cols

@@ -1,0 +1,80 @@
+"""Columnar batches: the launches of one batch as numpy columns, for aggregations over millions.
+
+A ``KernelLaunch`` record costs a Python object per launch; the gap analysis needs only names,
+times and devices. Readers of formats that can be huge produce ``LaunchColumns`` directly
+(``stream_columns``); every other reader's records are turned into columns by ``from_profile``, so the
+analysis has one input and one code path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernelscope.model.profile import Profile
+from kernelscope.model.records import KernelLaunch, MemoryOp, Vendor
+
+NO_DEVICE = -1  # column value for "device unknown"; never leaves the columns
+
+
+@dataclass(frozen=True)
+class OpColumns:
+    """One kind of GPU operation as columns; ``names[name_idx[i]]`` is the i-th operation's name.
+
+    ``start_ns`` is ``None`` when the profiler keeps no timeline (Nsight Compute).
+    """
+
+    names: list[str]
+    name_idx: np.ndarray  # int64
+    duration_ns: np.ndarray  # int64
+    start_ns: np.ndarray | None  # int64
+    device: np.ndarray  # int64, NO_DEVICE where unknown
+
+    def __len__(self) -> int:
+        return int(self.duration_ns.size)
+
+    @classmethod
+    def empty(cls) -> OpColumns:
+        z = np.zeros(0, np.int64)
+        return cls([], z, z, z, z)
+
+    @classmethod
+    def from_records(cls, items: Sequence[KernelLaunch] | Sequence[MemoryOp]) -> OpColumns:
+        """Columns of records that share a timing kind (all with a start, or all without)."""
+        ids: dict[str, int] = {}
+        idx = [ids.setdefault(k.name, len(ids)) for k in items]
+        starts = [k.start_ns for k in items]
+        return cls(
+            names=list(ids),
+            name_idx=np.array(idx, np.int64),
+            duration_ns=np.array([k.duration_ns for k in items], np.int64),
+            start_ns=None if not items or starts[0] is None else np.array(starts, np.int64),
+            device=np.array([NO_DEVICE if k.device is None else k.device for k in items], np.int64),
+        )
+
+
+@dataclass(frozen=True)
+class LaunchColumns:
+    """Kernels and memory operations of one batch, all of one rank and vendor."""
+
+    kernels: OpColumns
+    memory: OpColumns
+    rank: int | None = None
+    vendor: Vendor = "unknown"
+    source: str | None = None
+
+    @classmethod
+    def from_profile(cls, profile: Profile) -> list[LaunchColumns]:
+        """The profile's launches and memory ops as columns, one batch per (rank, vendor, timed)."""
+        groups: dict[tuple[int | None, Vendor, bool], tuple[list[KernelLaunch], list[MemoryOp]]] = {}
+        for k in profile.launches:
+            groups.setdefault((k.rank, k.vendor, k.start_ns is not None), ([], []))[0].append(k)
+        for m in profile.memory_ops:
+            groups.setdefault((m.rank, "unknown", m.start_ns is not None), ([], []))[1].append(m)
+        source = profile.sources[0] if profile.sources else None
+        return [
+            cls(OpColumns.from_records(ks), OpColumns.from_records(ms), rank, vendor, source)
+            for (rank, vendor, _), (ks, ms) in groups.items()
+        ]
