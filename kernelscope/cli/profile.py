@@ -63,13 +63,13 @@ def profile(
         return
     result = api.profile(cfg, window=window)
     run = result.run
+    if not run.traces:
+        raise fail(f"the workload wrote no trace under {run.out_dir} (exit code {run.returncode})")
     if json:
         out.file.write(render_json(result))
     else:
-        err.print(f"{run.tracer}: exit {run.returncode}, {run.wall_s:.2f} s, traces: {', '.join(run.traces) or 'none'}")
+        err.print(f"{run.tracer}: exit {run.returncode}, {run.wall_s:.2f} s, traces: {', '.join(run.traces)}")
         if result.gap is not None:
             out.print(rich_renderable(result.gap, top=top or None, width=out.width))
-    if not run.traces:
-        raise fail(f"the workload wrote no trace under {run.out_dir} (exit code {run.returncode})")
     if run.returncode != 0:
         raise typer.Exit(run.returncode)

@@ -65,6 +65,14 @@ def _start(torch: ModuleType) -> None:
     if torch.cuda.is_available():  # ROCm builds report HIP devices through the cuda namespace as well
         acts.append(tp.ProfilerActivity.CUDA)
     step_fn = _ENV.get("KSCOPE_STEP_FN", "optimizer")
+    target: tuple[Any, str] | None = None
+    if step_fn not in ("optimizer", "none"):
+        try:  # resolved before anything starts: a bad name must not break the user's `import torch`
+            target = _resolve(step_fn)
+            getattr(*target)
+        except (ImportError, AttributeError, ValueError) as exc:
+            print(f"[kscope] cannot resolve KSCOPE_STEP_FN={step_fn!r} ({exc}); tracing the whole run", file=sys.stderr)
+            step_fn = "none"
     schedule = None
     if step_fn != "none":
         schedule = tp.schedule(
@@ -86,8 +94,8 @@ def _start(torch: ModuleType) -> None:
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
         register_optimizer_step_post_hook(lambda *_: prof.step())
-    elif schedule is not None:
-        owner, leaf = _resolve(step_fn)
+    elif target is not None:
+        owner, leaf = target
         inner = getattr(owner, leaf)
 
         def stepped(*a: Any, **kw: Any) -> Any:

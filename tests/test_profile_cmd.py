@@ -1,0 +1,131 @@
+"""``kscope profile``: the tracer command lines, config files, errors, and a real run of the torch hook.
+
+The real run needs a CPU build of torch (``.ci/run`` installs one when a local wheel exists; otherwise it
+skips). It checks the hook against the trace it wrote, read independently with json+gzip: the number
+of ``ProfilerStep#`` annotations equals the ``--active`` steps of the window.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import assert_one_error_line, run_kscope
+
+from kernelscope.profiling.tracers import HOOK_DIR
+
+
+def _plan(*args: str, cwd: Path) -> dict[str, Any]:
+    proc = run_kscope("profile", "--dry-run", "--json", *args, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    return doc
+
+
+def test_torch_plan(tmp_path: Path) -> None:
+    doc = _plan(
+        "--wait", "1", "--warmup", "0", "--active", "3", "--out", "traces", "--", "python", "x.py", cwd=tmp_path
+    )
+    assert doc["tracer"] == "torch"
+    assert doc["argv"] == ["python", "x.py"]
+    env = doc["env"]
+    assert env["PYTHONPATH"].split(":")[0] == str(HOOK_DIR)
+    assert (Path(env["PYTHONPATH"].split(":")[0]) / "sitecustomize.py").is_file()
+    assert (env["KSCOPE_WAIT"], env["KSCOPE_WARMUP"], env["KSCOPE_ACTIVE"]) == ("1", "0", "3")
+    assert env["KSCOPE_STEP_FN"] == "optimizer"
+    assert Path(env["KSCOPE_TRACE_DIR"]) == (tmp_path / "traces").resolve()
+
+
+def test_rocprofv3_plan(tmp_path: Path) -> None:
+    doc = _plan("--tracer", "rocprofv3", "--out", "o", "--", "./app", "--n", "3", cwd=tmp_path)
+    argv = doc["argv"]
+    assert argv[0] == "rocprofv3" and "--kernel-trace" in argv and "--stats" in argv
+    assert argv[argv.index("--output-format") + 1] == "csv"
+    assert argv[argv.index("--output-directory") + 1] == str((tmp_path / "o").resolve())
+    assert argv[argv.index("--") + 1 :] == ["./app", "--n", "3"]
+
+
+def test_nsys_plan(tmp_path: Path) -> None:
+    argv = _plan("--tracer", "nsys", "--", "./app", cwd=tmp_path)["argv"]
+    assert argv[:2] == ["nsys", "profile"] and argv[argv.index("--export") + 1] == "sqlite"
+    assert argv[-2:] == ["--", "./app"]
+
+
+def test_yaml_config_and_cli_override(tmp_path: Path) -> None:
+    (tmp_path / "bench.yaml").write_text(
+        "command: python train.py --steps 10\nwindow: {wait: 2, warmup: 1, active: 4, step_fn: none}\n"
+        "env: {FOO: bar}\nsources: [{path: ../vllm, name: vllm}]\n"
+    )
+    doc = _plan("--config", "bench.yaml", "--active", "7", cwd=tmp_path)
+    assert doc["argv"] == ["python", "train.py", "--steps", "10"]
+    assert doc["env"]["KSCOPE_ACTIVE"] == "7" and doc["env"]["KSCOPE_WAIT"] == "2"
+    assert doc["env"]["KSCOPE_STEP_FN"] == "none"
+
+
+def test_toml_config(tmp_path: Path) -> None:
+    (tmp_path / "bench.toml").write_text('command = ["python3", "serve.py"]\ntracer = "torch"\n[window]\nactive = 2\n')
+    doc = _plan("--config", "bench.toml", cwd=tmp_path)
+    assert doc["argv"] == ["python3", "serve.py"] and doc["env"]["KSCOPE_ACTIVE"] == "2"
+
+
+@pytest.mark.parametrize(
+    ("files", "args"),
+    [
+        ({}, ("--config", "missing.yaml", "--dry-run")),
+        ({"bad.yaml": "command: [unclosed\n"}, ("--config", "bad.yaml", "--dry-run")),
+        ({"typo.yaml": "comand: python x.py\n"}, ("--config", "typo.yaml", "--dry-run")),
+        ({"list.yaml": "- python\n"}, ("--config", "list.yaml", "--dry-run")),
+        ({}, ("--dry-run",)),
+        ({}, ("--tracer", "bogus", "--dry-run", "--", "python", "x.py")),
+        ({}, ("--tracer", "torch", "--dry-run", "--", "./a.out")),
+        ({}, ("--", "python3", "-c", "pass")),  # ran, but wrote no trace
+    ],
+)
+def test_errors_are_one_line(files: dict[str, str], args: tuple[str, ...], tmp_path: Path) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert_one_error_line(run_kscope("profile", *args, cwd=tmp_path))
+
+
+TRAIN = """
+import torch
+model = torch.nn.Linear(64, 64)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(8):
+    model(torch.randn(32, 64)).sum().backward()
+    opt.step()
+    opt.zero_grad()
+print("workload done")
+"""
+
+
+def test_torch_hook_traces_the_step_window(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    (tmp_path / "train.py").write_text(TRAIN)
+    args = ("--wait", "2", "--warmup", "1", "--active", "3", "--out", "t", "--json")
+    proc = run_kscope("profile", *args, "--", sys.executable, "train.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout[proc.stdout.index("{") :])
+    assert "workload done" in proc.stdout  # the workload's own output passes through
+    assert doc["schema"] == "kernelscope.profile-run.v1" and doc["run"]["returncode"] == 0
+    [trace] = doc["run"]["traces"]
+    with gzip.open(trace, "rt") as f:
+        events = json.load(f)["traceEvents"]
+    steps = {e["name"] for e in events if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")}
+    assert len(steps) == 3
+    kernels = sum(1 for e in events if e.get("cat") == "kernel")
+    assert doc["gap"]["totals"]["launches"] == kernels  # 0 on a CPU-only machine, the GPU's count on one
+
+
+def test_unresolvable_step_fn_traces_the_whole_run(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    (tmp_path / "train.py").write_text(TRAIN)
+    args = ("--step-fn", "nowhere_module:step", "--out", "t", "--json")
+    proc = run_kscope("profile", *args, "--", sys.executable, "train.py", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "cannot resolve KSCOPE_STEP_FN" in proc.stderr
+    assert "workload done" in proc.stdout
