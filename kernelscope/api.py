@@ -107,9 +107,14 @@ class ProfileResult(msgspec.Struct, kw_only=True):
     schema: str = "kernelscope.profile-run.v1"
 
 
-def profile(config: ProfileConfig, *, window: str | None = None, progress: Progress | None = None) -> ProfileResult:
-    """Run ``config.command`` under the vendor tracer, then rank the kernels of what it traced."""
-    done = run_profiled(config)
+def profile(
+    config: ProfileConfig, *, window: str | None = None, quiet_stdout: bool = False, progress: Progress | None = None
+) -> ProfileResult:
+    """Run ``config.command`` under the vendor tracer, then rank the kernels of what it traced.
+
+    ``quiet_stdout`` sends the workload's stdout to stderr (for callers that print JSON on stdout).
+    """
+    done = run_profiled(config, quiet_stdout=quiet_stdout)
     result = None
     if done.traces:
         result = gap_report(done.traces, window=window, phase_by=config.phase_by, progress=progress)

@@ -31,7 +31,9 @@ def profile(
     window: Annotated[Optional[str], typer.Option(help="Post-filter: N last steps or START_US:END_US.")] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the tracer command and environment; run nothing.")] = False,
     top: Annotated[int, typer.Option(help="Rows in the terminal table (0 = all).")] = 30,
-    json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.profile-run.v1.")] = False,
+    json: Annotated[
+        bool, typer.Option("--json", help="JSON, schema kernelscope.profile-run.v1 (workload stdout goes to stderr).")
+    ] = False,
 ) -> None:
     """Profile CMD (after --) with PyTorch's profiler, nsys or rocprofv3, then rank its kernels."""
     cfg = load_config(config) if config else ProfileConfig()
@@ -61,7 +63,7 @@ def profile(
                 " ".join(f"{k}={shlex.quote(v)}" for k, v in inv.env.items()), shlex.join(inv.argv), soft_wrap=True
             )
         return
-    result = api.profile(cfg, window=window)
+    result = api.profile(cfg, window=window, quiet_stdout=json)
     run = result.run
     if not run.traces:
         raise fail(f"the workload wrote no trace under {run.out_dir} (exit code {run.returncode})")

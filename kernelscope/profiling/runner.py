@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -32,7 +33,9 @@ def plan(cfg: ProfileConfig) -> Invocation:
     return invocation(cfg, Path(cfg.out_dir).resolve())
 
 
-def run(cfg: ProfileConfig) -> ProfileRun:
+def run(cfg: ProfileConfig, *, quiet_stdout: bool = False) -> ProfileRun:
+    """Run the workload under its tracer; ``quiet_stdout`` sends the workload's stdout to stderr, so a
+    caller printing JSON on stdout keeps it machine-readable."""
     out = Path(cfg.out_dir).resolve()
     inv = invocation(cfg, out)
     if shutil.which(inv.argv[0]) is None and not Path(inv.argv[0]).exists():
@@ -41,7 +44,7 @@ def run(cfg: ProfileConfig) -> ProfileRun:
     before = set(out.glob(inv.trace_glob))
     env = {**os.environ, **cfg.env, **inv.env}
     t0 = time.perf_counter()
-    proc = subprocess.run(inv.argv, env=env, cwd=cfg.cwd, check=False)
+    proc = subprocess.run(inv.argv, env=env, cwd=cfg.cwd, check=False, stdout=sys.stderr if quiet_stdout else None)
     wall = time.perf_counter() - t0
     traces = sorted(str(p) for p in set(out.glob(inv.trace_glob)) - before)
     return ProfileRun(
