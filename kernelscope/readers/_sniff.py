@@ -12,6 +12,8 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+from kernelscope.readers._csv import norm
+
 HEAD_BYTES = 1 << 16
 _GZIP_MAGIC = b"\x1f\x8b"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -36,9 +38,11 @@ def _csv_header(head: bytes) -> str:
 
 
 def _has_cols(*cols: str) -> Callable[[bytes], bool]:
+    """Header holds every column, compared as the CSV readers compare them (``norm``: any spelling)."""
+    want = {norm(c) for c in cols}
+
     def pred(head: bytes) -> bool:
-        header = set(_csv_header(head).strip().split(","))
-        return all(c in header for c in cols)
+        return want <= {norm(h) for h in _csv_header(head).strip().split(",")}
 
     return pred
 
@@ -62,7 +66,7 @@ SIGNATURES: list[tuple[str, Callable[[bytes], bool]]] = [
     ("rocprof-json", _json_with(b'"rocprofiler-sdk-tool"')),
     ("kineto", _json_with(b'"traceEvents"', b'"ph"')),
     ("rocprof-kernel-stats", _has_cols("Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage")),
-    ("rocprof-kernel-trace", _has_cols("Kernel_Name", "Start_Timestamp", "End_Timestamp")),
+    ("rocprof-kernel-trace", _has_cols("Kernel_Name", "Start_Timestamp", "End_Timestamp")),  # any spelling
     ("rocprof-kernel-trace", _has_cols("KernelName", "BeginNs", "EndNs")),  # rocprof v1/v2 results.csv
     ("ncu-csv", _ncu_csv),
 ]

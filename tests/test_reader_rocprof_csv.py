@@ -1,0 +1,107 @@
+"""rocprofv3 kernel_trace.csv in every header dialect, from the REAL MI350X rmsnorm capture.
+
+The real rows are rewritten under each header spelling the field has used (CamelCase, the rocpd
+export's leading ``Guid`` column, ROCm 6.2's segment-size columns, rocprof v1's ``results.csv``); every
+dialect must give rocprofv3's own kernel_stats.csv of the same run, read independently.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import csv_rows
+from truth import assert_matches_rocprof_stats
+
+from kernelscope.data import demo_file
+from kernelscope.errors import FormatError
+from kernelscope.readers import detect, read
+
+TRACE = demo_file("mi350x", "rmsnorm", "discover_kernel_trace.csv")
+STATS = demo_file("mi350x", "rmsnorm", "discover_kernel_stats.csv")
+Row = dict[str, str]
+
+
+def _camel(r: Row) -> Row:
+    return {k.replace("_", ""): v for k, v in r.items()}
+
+
+def _rocpd(r: Row) -> Row:
+    return {"Guid": "0000ddb5-8903-7903-b269-cd8d3745bb8a", **r}
+
+
+def _rocm62(r: Row) -> Row:
+    drop = {"Stream_Id", "Thread_Id", "Dispatch_Id", "LDS_Block_Size", "Scratch_Size", "VGPR_Count"}
+    out = {k: v for k, v in r.items() if k not in drop | {"Accum_VGPR_Count", "SGPR_Count"}}
+    out["Private_Segment_Size"], out["Group_Segment_Size"] = r["Scratch_Size"], r["LDS_Block_Size"]
+    return out
+
+
+def _v1(r: Row) -> Row:
+    grid = int(r["Grid_Size_X"]) * int(r["Grid_Size_Y"]) * int(r["Grid_Size_Z"])
+    wg = int(r["Workgroup_Size_X"]) * int(r["Workgroup_Size_Y"]) * int(r["Workgroup_Size_Z"])
+    return {
+        "Index": r["Dispatch_Id"],
+        "KernelName": r["Kernel_Name"],
+        "gpu-id": r["Agent_Id"].split()[-1],
+        "grd": str(grid),
+        "wgr": str(wg),
+        "lds": r["LDS_Block_Size"],
+        "scr": r["Scratch_Size"],
+        "arch_vgpr": r["VGPR_Count"],
+        "accum_vgpr": r["Accum_VGPR_Count"],
+        "sgpr": r["SGPR_Count"],
+        "BeginNs": r["Start_Timestamp"],
+        "EndNs": r["End_Timestamp"],
+    }
+
+
+def _write(path: Path, rows: list[Row]) -> Path:
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]), quoting=csv.QUOTE_ALL)
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+@pytest.mark.parametrize("dialect", [_camel, _rocpd, _rocm62, _v1], ids=["camel", "rocpd", "rocm62", "v1"])
+def test_every_dialect_matches_rocprofv3_stats(dialect: Callable[[Row], Row], tmp_path: Path) -> None:
+    rows = csv_rows(TRACE)
+    path = _write(tmp_path / "kernel_trace.csv", [dialect(r) for r in rows])
+    assert detect(path) == "rocprof-kernel-trace"
+    prof = read(path)
+    assert_matches_rocprof_stats(prof.launches, STATS)
+    first, raw = prof.launches[0], rows[0]
+    assert first.vendor == "amd" and first.start_ns == int(raw["Start_Timestamp"])
+    assert first.lds_bytes == int(raw["LDS_Block_Size"]) and first.scratch_bytes == int(raw["Scratch_Size"])
+
+
+def test_grid_counts_work_items_and_blocks_are_derived() -> None:
+    for k, r in zip(read(TRACE).launches, csv_rows(TRACE), strict=True):
+        items = [int(r[f"Grid_Size_{a}"]) for a in "XYZ"]
+        wg = [int(r[f"Workgroup_Size_{a}"]) for a in "XYZ"]
+        assert k.grid_items is not None and [k.grid_items.x, k.grid_items.y, k.grid_items.z] == items
+        assert k.grid_blocks is not None
+        assert [k.grid_blocks.x, k.grid_blocks.y, k.grid_blocks.z] == [
+            -(-i // w) for i, w in zip(items, wg, strict=True)
+        ]
+        assert k.device == int(r["Agent_Id"].split()[-1])
+
+
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        lambda text: text[: len(text) * 2 // 3],  # cut mid-row
+        lambda text: text.replace("Start_Timestamp", "Begin"),  # a required column missing
+        lambda text: text.split("\n", 1)[0] + "\n" + '"x","y"\n',  # a row of the wrong width
+        lambda text: "",  # empty
+    ],
+    ids=["truncated", "missing-column", "short-row", "empty"],
+)
+def test_bad_input(mangle: Callable[[str], str], tmp_path: Path) -> None:
+    path = tmp_path / "kernel_trace.csv"
+    path.write_text(mangle(TRACE.read_text()))
+    with pytest.raises(FormatError, match=r"kernel_trace\.csv"):
+        read(path, fmt="rocprof-kernel-trace")
