@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -11,8 +12,10 @@ import msgspec
 from kernelscope import readers
 from kernelscope.analyses.gap import GapAccumulator, GapOptions, GapResult, GroupBy, gap
 from kernelscope.analyses.window import Window, phases, select
-from kernelscope.errors import InputError
+from kernelscope.errors import FormatError, InputError
+from kernelscope.identity import classify
 from kernelscope.model import Profile
+from kernelscope.model.identity import KernelIdentity
 from kernelscope.profiling import ProfileConfig, ProfileRun
 from kernelscope.profiling import run as run_profiled
 
@@ -119,3 +122,31 @@ def profile(
     if done.traces:
         result = gap_report(done.traces, window=window, phase_by=config.phase_by, progress=progress)
     return ProfileResult(run=done, gap=result)
+
+
+def read_names(path: Path) -> list[str]:
+    """Kernel names from a file: one per line, or JSON lines with a ``name`` key; ``-`` is stdin."""
+    text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(errors="replace")
+    names = []
+    for i, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("{"):
+            try:
+                obj = msgspec.json.decode(line)
+            except msgspec.DecodeError as exc:
+                raise FormatError(f"{path}:{i}", "a JSON object with a name", f"bad JSON ({exc})") from None
+            if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
+                raise FormatError(f"{path}:{i}", "a JSON object with a string name", "no name key")
+            line = obj["name"]
+        names.append(line)
+    return names
+
+
+def classify_names(names: Sequence[str] = (), file: Path | None = None) -> list[KernelIdentity]:
+    """``kscope classify``: what each kernel name says (kind, category, dtype, tile, function, ...)."""
+    all_names = [*names, *(read_names(file) if file is not None else [])]
+    if not all_names:
+        raise InputError("no kernel names: pass NAME... or --file FILE")
+    return classify(all_names)

@@ -22,12 +22,12 @@ from typing import Literal
 import msgspec
 import numpy as np
 
-from kernelscope.identity import base_name
+from kernelscope.identity import Identities
 from kernelscope.model import KernelStats, Profile
 from kernelscope.model.columns import LaunchColumns, OpColumns
 
 GAP_SCHEMA = "kernelscope.gap.v1"
-GroupBy = Literal["name", "function"]
+GroupBy = Literal["name", "function", "category", "kind"]
 _NS_PER_US = 1000.0
 
 
@@ -49,6 +49,8 @@ class KernelRow(msgspec.Struct, kw_only=True):
     pct: float
     kind: str | None = None
     category: str | None = None
+    function: str | None = None
+    dtype: str | None = None
     rank: int | None = None
     ranks: list[int] = msgspec.field(default_factory=list)
     vendor: str | None = None
@@ -125,20 +127,21 @@ class GapAccumulator:
         self._memory_ops = 0
         self._untimed = 0
         self._stats_rows: list[KernelRow] = []
-        self._names: dict[str, str] = {}
+        self._identities = Identities()
+        self._members: dict[str, str] = {}  # group label -> the first kernel name in it
         self.sources: list[str] = []
 
-    def _label(self, name: str) -> str:
-        if self.options.group_by == "name":
+    def _label(self, name: str, memory: bool) -> str:
+        by = self.options.group_by
+        if by == "name" or memory:
             return name
-        label = self._names.get(name)
-        if label is None:
-            label = self._names[name] = base_name(name)
+        label = str(getattr(self._identities[name], by))
+        self._members.setdefault(label, name)
         return label
 
     def _gid(self, rank: int | None, name: str, vendor: str | None) -> int:
         """The row id of (rank, label of name); memory rows (``vendor`` None) never merge with kernels."""
-        key = (rank, self._label(name))
+        key = (rank, self._label(name, vendor is None))
         full = (*key, vendor is None)
         g = self._ids.get(full)
         if g is None:
@@ -149,6 +152,8 @@ class GapAccumulator:
     def _rows(self, ops: OpColumns, rank: int | None, vendor: str | None) -> None:
         """Append each op's duration to its row; ``vendor`` None marks memory rows."""
         row_rank = rank if self.options.per_rank else None
+        if self.options.group_by != "name" and vendor is not None:
+            self._identities.add(ops.names)  # one batched classification (and c++filt run) per batch
         # one lookup per distinct name, then a gather: no Python work per operation
         per_name = np.array([self._gid(row_rank, n, vendor) for n in ops.names], np.int64)
         gids = per_name[ops.name_idx]
@@ -190,8 +195,23 @@ class GapAccumulator:
             self.add_columns(cols)
         self._stats_rows.extend(_row_from_stats(s) for s in profile.stats)
 
+    def _identify(self, rows: list[KernelRow]) -> None:
+        """Fill each row's kind, category, function and dtype (memory rows are already labeled)."""
+        by = self.options.group_by
+        kernel_rows = [r for r in rows if r.kind != "memory"]
+        if by in ("category", "kind"):
+            for r in kernel_rows:
+                setattr(r, by, r.name)
+            return
+        self._identities.add(r.name for r in kernel_rows)
+        for r in kernel_rows:
+            ident = self._identities[self._members.get(r.name, r.name)]
+            r.kind, r.category, r.function = ident.kind, ident.category, ident.function
+            r.dtype = ident.dtype if by == "name" else None
+
     def result(self) -> GapResult:
         rows = [_row(name, rank, g) for (rank, name), g in self._groups] + self._stats_rows
+        self._identify(rows)
         kernel_ns = sum(r.total_us for r in rows) * _NS_PER_US
         for r in rows:
             r.pct = 100.0 * r.total_us * _NS_PER_US / kernel_ns if kernel_ns else 0.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from kernelscope.cli.classify import classify
 from kernelscope.cli.demo import demo
 from kernelscope.cli.gap import gap
 from kernelscope.cli.profile import profile
@@ -23,6 +24,7 @@ def _root() -> None:
 
 
 app.command()(gap)
+app.command()(classify)
 app.command()(demo)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(profile)
 

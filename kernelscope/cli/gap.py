@@ -22,7 +22,7 @@ def gap(
         Optional[str], typer.Option(help="N = last N ProfilerStep#s; START_US:END_US = time range.")
     ] = None,
     phase_by: Annotated[Optional[str], typer.Option(help="Split by enclosing annotations matching REGEX.")] = None,
-    group_by: Annotated[str, typer.Option(help="name (exact) or function (base name).")] = "name",
+    group_by: Annotated[str, typer.Option(help="name (exact), function (short base name), category or kind.")] = "name",
     per_rank: Annotated[bool, typer.Option(help="One row per (rank, kernel).")] = False,
     include_memory: Annotated[bool, typer.Option(help="Count memcpy/memset as rows and busy time.")] = False,
     top: Annotated[int, typer.Option(help="Rows in the terminal table (0 = all).")] = 30,
@@ -33,8 +33,8 @@ def gap(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to FILE.")] = None,
 ) -> None:
     """Rank kernels by GPU time: calls, total/avg/median/min/max/std, share, busy/idle/wall totals."""
-    if group_by not in ("name", "function"):
-        raise typer.BadParameter("choose name or function", param_hint="--group-by")
+    if group_by not in ("name", "function", "category", "kind"):
+        raise typer.BadParameter("choose name, function, category or kind", param_hint="--group-by")
     presenter = pick({"json": json, "csv": csv, "markdown": markdown, "parquet": parquet}, output, PRESENTERS)
     with Progress(
         SpinnerColumn(),

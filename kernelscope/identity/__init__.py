@@ -1,5 +1,5 @@
 """Kernel identity: what a kernel name says (library, operation, dtype, tile) and its short name."""
 
-from kernelscope.identity.names import base_name
+from kernelscope.identity.classify import Identities, classify
 
-__all__ = ["base_name"]
+__all__ = ["Identities", "classify"]

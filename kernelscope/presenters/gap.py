@@ -31,6 +31,8 @@ COLUMNS = [
     Column("std_us", "Std (us)", 2, short="Std µs"),
     Column("kind", "Kind", justify="left"),
     Column("category", "Category", justify="left"),
+    Column("function", "Function", justify="left"),
+    Column("dtype", "Dtype", justify="left"),
     Column("rank", "Rank"),
     Column("ranks", "Ranks", justify="left"),
     Column("phase", "Phase", justify="left"),
@@ -70,7 +72,7 @@ def _row_dict(k: object) -> dict[str, object]:
     return {c.key: getattr(k, c.key, None) for c in COLUMNS}
 
 
-_NARROW_HIDDEN = ("min_us", "max_us", "std_us")
+_NARROW_HIDDEN = ("min_us", "max_us", "std_us", "function", "dtype")
 
 
 def rich_renderable(result: GapResult, top: int | None = None, width: int = 200) -> Group:
@@ -95,7 +97,7 @@ def rich_renderable(result: GapResult, top: int | None = None, width: int = 200)
             )
         rows = t.rows[:top] if top else t.rows
         for i, r in enumerate(rows, 1):
-            tab.add_row(str(i), *(fmt(r.get(c.key), c.decimals) for c in show))
+            tab.add_row(str(i), *(Text(fmt(r.get(c.key), c.decimals)) for c in show))  # names hold [brackets]
         summary = Text("  ".join(f"{k}: {v}" for k, v in t.summary), style="dim")
         notes = [Text(f"note: {n}", style="yellow") for n in t.notes]
         more = len(t.rows) - len(rows)

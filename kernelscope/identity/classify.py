@@ -1,0 +1,227 @@
+"""Read kernel names: kind, category, dtype, tile, MMA shape, layout, short function name, vendor.
+
+Pure over names (plus one batched ``c++filt`` call): ``classify(names) -> [KernelIdentity]``. The
+decisions are the ordered tables of ``rules.yaml``; this module only parses names into the fields
+those rules match on and applies them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from kernelscope.identity import cxx
+from kernelscope.identity.demangle import Demangled, demangle_all
+from kernelscope.identity.rules import Attribute, Rule, RuleSet, default_rules
+from kernelscope.model.identity import KernelIdentity
+
+_CAMEL1 = re.compile(r"([a-z0-9])([A-Z])")
+_CAMEL2 = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_NONWORD = re.compile(r"[^A-Za-z0-9]+")
+_CAST_LITERAL = re.compile(r"\(\w[\w ]*\)(?=-?\d)")
+_TOKEN_SPLIT = re.compile(r"_+|(?<=\d)x(?=[a-z])")
+_NARROW = ("fp8", "fp4", "int8", "uint8", "int4")
+_INTEGER = ("int8", "uint8", "int32", "int64", "bool")
+
+
+def words(*parts: str) -> str:
+    """``CUDAFunctor_add`` -> ``cuda functor add``; digits stay attached (``rmsnorm2d fwd``)."""
+    out = []
+    for p in parts:
+        split = _CAMEL2.sub(r"\1 \2", _CAMEL1.sub(r"\1 \2", p))
+        out.append(_NONWORD.sub(" ", split).strip().lower())
+    return " ".join(o for o in out if o)
+
+
+def _unwrap(comps: list[cxx.Component], rules: RuleSet, depth: int = 0) -> tuple[list[cxx.Component], str]:
+    """The components naming the kernel's own code, and the outermost wrapper template unwrapped."""
+    if not comps:
+        return comps, ""
+    key = comps[cxx.key_component(comps)]
+    if key.name not in rules.wrappers or depth > 8:
+        return comps, ""
+    for i, arg in enumerate(key.targs):
+        if cxx.is_literal(arg) or rules.carriers.match(arg.strip()):
+            continue
+        inner = cxx.path(arg)
+        if not inner:
+            continue
+        last = inner[cxx.key_component(inner)]
+        if key.open_targs and i == len(key.targs) - 1 and not (last.has_targs or last.params is not None):
+            return comps, ""  # the argument was cut mid-name: this level is the last we can read
+        found, _ = _unwrap(inner, rules, depth + 1)
+        return found, key.name
+    return comps, ""
+
+
+def _fmt(template: str, m: re.Match[str]) -> str:
+    def sub(x: re.Match[str]) -> str:
+        g = m.group(int(x.group(1))) or ""
+        return g.upper() if x.group(2) else g
+
+    return re.sub(r"\{(\d+)(!u)?\}", sub, template)
+
+
+def _attribute(entries: Sequence[Attribute], texts: dict[str, str]) -> str | None:
+    for a in entries:
+        m = a.pattern.search(texts[a.field])
+        if m:
+            return _fmt(a.value, m)
+    return None
+
+
+def _params(entries: Sequence[Attribute], texts: dict[str, str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for a in entries:
+        if a.key not in out and (m := a.pattern.search(texts[a.field])):
+            out[a.key] = _fmt(a.value, m)
+    return out
+
+
+def _type_dtypes(text: str, rules: RuleSet) -> list[str]:
+    """Dtypes spelled as C++ types in ``text``, in order of appearance."""
+    text = _CAST_LITERAL.sub("", text)
+    hits = sorted((m.start(), d) for d, p in rules.type_dtypes for m in p.finditer(text))
+    return list(dict.fromkeys(d for _, d in hits))
+
+
+def _token_dtypes(name: str, rules: RuleSet) -> list[str]:
+    """Dtypes spelled as name tokens (``bf16``, ``afp8``, ``MxE2m1``, ``bf16xbf16xmxfp4``), in order."""
+    found: list[str] = []
+    for tok in _TOKEN_SPLIT.split(name):
+        hits = sorted((m.start(), d) for d, p in rules.token_dtypes if (m := p.search(tok)))
+        found.extend(d for _, d in hits)
+    return list(dict.fromkeys(found))
+
+
+def _combine(dtypes: list[str]) -> str | None:
+    """One dtype, or ``AxB`` for mixed inputs; fp32 is dropped beside others (it is the accumulator)."""
+    if len(dtypes) > 1 and "fp32" in dtypes:
+        dtypes = [d for d in dtypes if d != "fp32"]
+    return "x".join(dtypes[:2]) if dtypes else None
+
+
+def _pick(types: list[str], integers: bool) -> str | None:
+    """The data type among a template's types: floating first (fp32 only when alone — it is the
+    accumulator beside bf16/fp16); integer types only where the kernel computes on them (functors,
+    sorts), since elsewhere ``int``/``long`` are index types."""
+    floats = [t for t in types if t not in _INTEGER]
+    if floats:
+        return next((t for t in floats if t != "fp32"), floats[0])
+    ints = [t for t in types if t in _INTEGER]
+    return max(ints, key=ints.count) if integers and ints else None
+
+
+def _dtype(
+    plain: str, key: list[cxx.Component], function: str, text: str, category: str, wrapper: str, rules: RuleSet
+) -> str | None:
+    m = rules.tensile_dtype.match(plain)
+    if m:
+        return rules.tensile_map.get(m.group(1))
+    if not cxx.is_cxx(text):
+        return _combine(_token_dtypes(plain, rules))
+    k = key[cxx.key_component(key)] if key else None
+    targs = _type_dtypes(", ".join(k.targs), rules) if k else []
+    named = _token_dtypes(function, rules)
+    if category == "quant" and (narrow := [d for d in (*targs, *named) if d in _NARROW]):
+        return narrow[0]
+    integers = bool(wrapper) or category in ("sort_scan", "elementwise", "reduce")
+    local = " ".join(c.name for c in key if c.is_local)
+    for found in (_pick(targs, integers), _combine(named), _pick(_type_dtypes(local, rules), integers)):
+        if found:
+            return found
+    floating = [d for d in _type_dtypes(text, rules) if d in ("bf16", "fp16", "fp8", "fp4", "fp64")]
+    return floating[0] if floating else None
+
+
+def _function(rule: Rule, fn: str) -> str:
+    if rule.whole:
+        return fn
+    if rule.group is not None and (m := rule.group.search(fn)):
+        return next((v for v in m.groupdict().values() if v), fn).strip()
+    if rule.cut is not None and (m := rule.cut.search(fn)) and m.start() > 0:
+        return fn[: m.start()]
+    return fn
+
+
+def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
+    raw = name.strip()
+    truncated = cxx.is_truncated(raw) or dm.repaired
+    plain = cxx.clean(raw) if not dm.mangled else cxx.strip_suffixes(raw).rstrip(".…")
+    text = cxx.clean(dm.text) if dm.mangled and dm.text != raw else cxx.clean(raw)
+    bare = not cxx.is_cxx(text)
+    comps = cxx.path(text) if not bare else [cxx.Component(text)]
+    key, wrapper = _unwrap(comps, rules)
+    kc = key[cxx.key_component(key)] if key else cxx.Component(text)
+    function = kc.name.strip() or text
+    if dm.mangled and not dm.repaired and dm.text == raw:  # undemangleable: keep the symbol
+        function = plain
+    namespaces = [c.name for c in comps[:-1] if not c.is_local]
+    fields = {
+        "name": plain,
+        "bare": "1" if bare else "0",
+        "mangled": "1" if dm.mangled else "0",
+        "kd": "1" if raw.endswith(".kd") or raw.endswith("[clone .kd]") else "0",
+        "head": namespaces[0] if namespaces else "",
+        "path": "::".join(c.name for c in comps if not c.is_local),
+        "function": function,
+        "wrapper": wrapper,
+        "text": text,
+        "words": words(function),
+        "ns": words(*namespaces),
+    }
+    kind_rule = next(r for r in rules.kinds if r.applies(fields))
+    kind = kind_rule.kind or "unknown"
+    if kind_rule.category:
+        category, category_rule = kind_rule.category, kind_rule.id
+    else:
+        cat_rule = next(r for r in rules.categories if (not r.kinds or kind in r.kinds) and r.applies(fields))
+        category, category_rule = cat_rule.category or "other", cat_rule.id
+    texts = {"name": plain, "text": text, "raw": raw}
+    return KernelIdentity(
+        name=name,
+        demangled=dm.text if dm.mangled else name,
+        kind=kind,
+        category=category,
+        function=_function(kind_rule, function),
+        vendor=_attribute(rules.attributes["vendor"], texts),
+        dtype=_dtype(plain, key, function, text, category, wrapper, rules),
+        tile=_attribute(rules.attributes["tile"], texts),
+        mma=_attribute(rules.attributes["mma"], texts),
+        layout=_attribute(rules.attributes["layout"], texts),
+        params=_params(rules.attributes["params"], texts),
+        truncated=truncated,
+        rule=kind_rule.id,
+        category_rule=category_rule,
+    )
+
+
+def classify(names: Iterable[str], rules: RuleSet | None = None) -> list[KernelIdentity]:
+    """Classify names (duplicates are read once); one ``c++filt`` batch for all mangled ones."""
+    names = list(names)
+    rules = rules or default_rules()
+    dm = demangle_all(names)
+    memo: dict[str, KernelIdentity] = {}
+    for n in names:
+        if n not in memo:
+            memo[n] = classify_one(n, dm[n], rules)
+    return [memo[n] for n in names]
+
+
+class Identities:
+    """A name -> identity cache filled in batches, so a stream of trace batches costs one ``c++filt``
+    run per batch of new names rather than one per name."""
+
+    def __init__(self, rules: RuleSet | None = None) -> None:
+        self._rules = rules
+        self._known: dict[str, KernelIdentity] = {}
+
+    def add(self, names: Iterable[str]) -> None:
+        new = [n for n in dict.fromkeys(names) if n not in self._known]
+        if new:
+            self._known.update(zip(new, classify(new, self._rules), strict=True))
+
+    def __getitem__(self, name: str) -> KernelIdentity:
+        if name not in self._known:
+            self.add([name])
+        return self._known[name]

@@ -1,0 +1,126 @@
+"""Load and validate ``rules.yaml``: the ordered pattern tables behind the classifier."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from kernelscope.errors import InputError
+
+FIELDS = ("name", "bare", "mangled", "kd", "head", "path", "function", "wrapper", "text", "words", "ns")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One ordered entry: when every ``match`` field matches (and no ``unless`` field), it decides."""
+
+    id: str
+    match: dict[str, re.Pattern[str]]
+    unless: dict[str, re.Pattern[str]]
+    examples: tuple[str, ...]
+    kind: str | None = None
+    category: str | None = None
+    kinds: frozenset[str] = frozenset()  # category rules: only for these kinds (empty: all)
+    cut: re.Pattern[str] | None = None  # function: cut the name at the first match
+    group: re.Pattern[str] | None = None  # function: the named group f (or g) of this pattern
+    whole: bool = False  # function: the whole name
+
+    def applies(self, fields: dict[str, str]) -> bool:
+        return all(p.search(fields[k]) for k, p in self.match.items()) and not any(
+            p.search(fields[k]) for k, p in self.unless.items()
+        )
+
+
+@dataclass(frozen=True)
+class Attribute:
+    field: str
+    pattern: re.Pattern[str]
+    value: str
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    kinds: tuple[Rule, ...]
+    categories: tuple[Rule, ...]
+    wrappers: frozenset[str]
+    carriers: re.Pattern[str]
+    attributes: dict[str, tuple[Attribute, ...]]
+    type_dtypes: tuple[tuple[str, re.Pattern[str]], ...]
+    token_dtypes: tuple[tuple[str, re.Pattern[str]], ...]
+    tensile_dtype: re.Pattern[str]
+    tensile_map: dict[str, str] = field(default_factory=dict)
+
+
+def _compile(where: str, pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise InputError(f"identity rules: {where}: bad pattern {pattern!r}: {exc}") from None
+
+
+def _fields(where: str, spec: dict[str, str] | None) -> dict[str, re.Pattern[str]]:
+    out = {}
+    for k, v in (spec or {}).items():
+        if k not in FIELDS:
+            raise InputError(f"identity rules: {where}: unknown field {k!r} (known: {', '.join(FIELDS)})")
+        out[k] = _compile(f"{where}.{k}", str(v))
+    return out
+
+
+def _rule(entry: dict[str, Any]) -> Rule:
+    rid = str(entry["id"])
+    fn = entry.get("function") or {}
+    return Rule(
+        id=rid,
+        match=_fields(rid, entry.get("match")),
+        unless=_fields(rid, entry.get("unless")),
+        examples=tuple(str(e) for e in entry.get("examples") or ()),
+        kind=entry.get("kind"),
+        category=entry.get("category"),
+        kinds=frozenset(entry.get("kinds") or ()),
+        cut=_compile(rid, fn["cut"]) if "cut" in fn else None,
+        group=_compile(rid, fn["group"]) if "group" in fn else None,
+        whole=bool(fn.get("whole", False)),
+    )
+
+
+def parse(doc: dict[str, Any]) -> RuleSet:
+    """A rule set from the YAML document (exposed so tests and users can load their own tables)."""
+    attrs = {
+        name: tuple(
+            Attribute(e["field"], _compile(f"attributes.{name}", e["pattern"]), e["value"], e.get("key", ""))
+            for e in entries
+        )
+        for name, entries in doc["attributes"].items()
+    }
+    dt = doc["dtypes"]
+    rs = RuleSet(
+        kinds=tuple(_rule(e) for e in doc["kinds"]),
+        categories=tuple(_rule(e) for e in doc["categories"]),
+        wrappers=frozenset(doc["wrappers"]),
+        carriers=_compile("carriers", doc["carriers"]),
+        attributes=attrs,
+        type_dtypes=tuple((e["dtype"], _compile("dtypes.types", e["pattern"])) for e in dt["types"]),
+        token_dtypes=tuple((e["dtype"], _compile("dtypes.tokens", e["pattern"])) for e in dt["tokens"]),
+        tensile_dtype=_compile("dtypes.tensile", dt["tensile"]["pattern"]),
+        tensile_map=dict(dt["tensile"]["map"]),
+    )
+    ids = [r.id for r in (*rs.kinds, *rs.categories)]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise InputError(f"identity rules: duplicate rule ids: {', '.join(sorted(dup))}")
+    if rs.kinds[-1].match or rs.categories[-1].match:
+        raise InputError("identity rules: the last kind and category rules must match everything")
+    return rs
+
+
+@cache
+def default_rules() -> RuleSet:
+    text = resources.files("kernelscope.identity").joinpath("rules.yaml").read_text()
+    return parse(yaml.safe_load(text))

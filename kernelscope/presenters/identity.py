@@ -1,0 +1,61 @@
+"""Presenters of classified kernel names: rich table, JSON (a list of objects), CSV, Markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from kernelscope.model.identity import KernelIdentity
+from kernelscope.presenters.base import Column, Presenter, Table, fmt, render_csv, render_markdown
+
+CLASSIFY_SCHEMA = "kernelscope.classify.v1"
+
+COLUMNS = [
+    Column("name", "Name", justify="left"),
+    Column("kind", "Kind", justify="left"),
+    Column("category", "Category", justify="left"),
+    Column("function", "Function", justify="left"),
+    Column("dtype", "Dtype", justify="left"),
+    Column("tile", "Tile", justify="left"),
+    Column("mma", "MMA", justify="left"),
+    Column("layout", "Layout", justify="left"),
+    Column("vendor", "Vendor", justify="left"),
+    Column("demangled", "Demangled", justify="left"),
+]
+
+
+def _row(ident: KernelIdentity) -> dict[str, object]:
+    return {c.key: getattr(ident, c.key) for c in COLUMNS}
+
+
+def table(idents: Sequence[KernelIdentity]) -> Table:
+    return Table("Kernel identity", COLUMNS, [_row(i) for i in idents])
+
+
+def render_json(idents: Sequence[KernelIdentity]) -> str:
+    """A JSON array; every object carries ``schema`` so a lone element is still self-describing."""
+    docs = [{"schema": CLASSIFY_SCHEMA, **msgspec.to_builtins(i)} for i in idents]
+    return msgspec.json.format(msgspec.json.encode(docs), indent=2).decode() + "\n"
+
+
+def rich_renderable(idents: Sequence[KernelIdentity], width: int = 200) -> RichTable:
+    tab = RichTable(title="Kernel identity", title_justify="left", header_style="bold")
+    show = [c for c in COLUMNS if c.key != "demangled"]
+    name_width = max(24, min(90, width - 100))
+    for c in show:
+        wide = c.key in ("name", "function")
+        tab.add_column(c.label, max_width=name_width if wide else None, overflow="ellipsis", no_wrap=True)
+    for i in idents:
+        r = _row(i)
+        tab.add_row(*(Text(fmt(r[c.key], None)) for c in show))  # Text: names hold [brackets], not markup
+    return tab
+
+
+PRESENTERS: dict[str, Presenter] = {
+    "json": Presenter("json", ".json", False, render_json),
+    "csv": Presenter("csv", ".csv", False, lambda r: render_csv([table(r)])),
+    "markdown": Presenter("markdown", ".md", False, lambda r: render_markdown([table(r)])),
+}

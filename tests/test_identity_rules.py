@@ -1,0 +1,50 @@
+"""A test per rules.yaml entry: each entry's real example names are decided by that entry."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelscope.errors import InputError
+from kernelscope.identity import classify
+from kernelscope.identity.rules import Rule, default_rules, parse
+
+RULES = default_rules()
+
+
+def _cases(rules: tuple[Rule, ...]) -> list[tuple[str, str]]:
+    return [(r.id, e) for r in rules for e in r.examples]
+
+
+def test_every_rule_has_examples() -> None:
+    assert all(r.examples for r in (*RULES.kinds, *RULES.categories))
+
+
+@pytest.mark.parametrize(("rule_id", "example"), _cases(RULES.kinds))
+def test_kind_rule_decides_its_examples(rule_id: str, example: str) -> None:
+    ident = classify([example])[0]
+    rule = next(r for r in RULES.kinds if r.id == rule_id)
+    assert ident.rule == rule_id
+    assert ident.kind == rule.kind
+    if rule.category:
+        assert ident.category == rule.category
+
+
+@pytest.mark.parametrize(("rule_id", "example"), _cases(RULES.categories))
+def test_category_rule_decides_its_examples(rule_id: str, example: str) -> None:
+    ident = classify([example])[0]
+    rule = next(r for r in RULES.categories if r.id == rule_id)
+    assert (ident.category_rule, ident.category) == (rule_id, rule.category)
+
+
+def test_bad_rules_are_one_clear_error() -> None:
+    from importlib import resources
+
+    import yaml
+
+    doc = yaml.safe_load(resources.files("kernelscope.identity").joinpath("rules.yaml").read_text())
+    doc["kinds"][0]["match"] = {"nonsense": "x"}
+    with pytest.raises(InputError, match="unknown field 'nonsense'"):
+        parse(doc)
+    doc["kinds"][0]["match"] = {"name": "(unclosed"}
+    with pytest.raises(InputError, match="bad pattern"):
+        parse(doc)
