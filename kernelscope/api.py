@@ -10,14 +10,18 @@ from pathlib import Path
 import msgspec
 
 from kernelscope import readers
-from kernelscope.analyses.gap import GapAccumulator, GapOptions, GapResult, GroupBy, gap
+from kernelscope.analyses.gap import GapAccumulator, GapOptions, GapResult, GroupBy, attach_sources, gap
 from kernelscope.analyses.window import Window, phases, select
 from kernelscope.errors import FormatError, InputError
 from kernelscope.identity import classify
 from kernelscope.model import Profile
 from kernelscope.model.identity import KernelIdentity
+from kernelscope.model.source import SourceMatch
 from kernelscope.profiling import ProfileConfig, ProfileRun
 from kernelscope.profiling import run as run_profiled
+from kernelscope.sources.find import Finder
+from kernelscope.sources.index import Progress as IndexProgress
+from kernelscope.sources.index import RepoSummary, SourceIndex
 
 Progress = Callable[[str], None]
 
@@ -67,6 +71,9 @@ def gap_report(
     group_by: GroupBy = "name",
     per_rank: bool = False,
     include_memory: bool = False,
+    find_sources: bool = False,
+    repo: Sequence[str | Path] = (),
+    index_db: Path | None = None,
     progress: Progress | None = None,
 ) -> GapResult:
     """Rank the kernels of one or more profiler outputs by GPU time.
@@ -77,6 +84,26 @@ def gap_report(
     """
     if not paths:
         raise InputError("no input files given")
+    if find_sources and group_by not in ("name", "function"):
+        raise InputError("--find-sources needs --group-by name or function (rows must be kernels)")
+    result = _gap(paths, fmt, window, phase_by, group_by, per_rank, include_memory, progress)
+    if find_sources:
+        names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
+        found = find_sources(names, repos=repo, db=index_db)
+        attach_sources(result, {m.name: m for m in found})
+    return result
+
+
+def _gap(
+    paths: Sequence[str | Path],
+    fmt: str | None,
+    window: str | None,
+    phase_by: str | None,
+    group_by: GroupBy,
+    per_rank: bool,
+    include_memory: bool,
+    progress: Progress | None,
+) -> GapResult:
     files = [Path(p) for p in paths]
     for f in files:  # fail on a bad path before reading anything, so no partial work is shown
         if fmt is None:
@@ -150,3 +177,42 @@ def classify_names(names: Sequence[str] = (), file: Path | None = None) -> list[
     if not all_names:
         raise InputError("no kernel names: pass NAME... or --file FILE")
     return classify(all_names)
+
+
+def index_sources(
+    repos: Sequence[str | Path], db: Path | None = None, progress: IndexProgress | None = None
+) -> list[RepoSummary]:
+    """``kscope index``: build or refresh the source index of ``repos`` (incremental)."""
+    if not repos:
+        raise InputError("no repositories: pass one or more source checkouts")
+    index = SourceIndex(db)
+    try:
+        return index.index([Path(r) for r in repos], progress=progress)
+    finally:
+        index.close()
+
+
+def find_sources(
+    names: Sequence[str] = (),
+    *,
+    file: Path | None = None,
+    repos: Sequence[str | Path] = (),
+    db: Path | None = None,
+    progress: IndexProgress | None = None,
+) -> list[SourceMatch]:
+    """``kscope find``: definition, upstream URL and tests of each kernel name.
+
+    ``repos`` limits the search to those checkouts; one not yet in the index is indexed first.
+    """
+    all_names = [*names, *(read_names(file) if file is not None else [])]
+    if not all_names:
+        raise InputError("no kernel names: pass NAME... or --file FILE")
+    index = SourceIndex(db)
+    try:
+        known = {root for _, root, *_ in index.repos()}
+        new = [Path(r) for r in repos if str(Path(r).resolve()) not in known]
+        if new:
+            index.index(new, progress=progress)
+        return Finder(index, [Path(r) for r in repos]).find(all_names)
+    finally:
+        index.close()

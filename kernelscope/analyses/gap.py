@@ -25,6 +25,7 @@ import numpy as np
 from kernelscope.identity import Identities
 from kernelscope.model import KernelStats, Profile
 from kernelscope.model.columns import LaunchColumns, OpColumns
+from kernelscope.model.source import SourceMatch
 
 GAP_SCHEMA = "kernelscope.gap.v1"
 GroupBy = Literal["name", "function", "category", "kind"]
@@ -54,6 +55,11 @@ class KernelRow(msgspec.Struct, kw_only=True):
     rank: int | None = None
     ranks: list[int] = msgspec.field(default_factory=list)
     vendor: str | None = None
+    # with --find-sources (kernelscope.sources): where the kernel's code is and how to test it
+    source_status: str | None = None
+    source: str | None = None  # "repo:path:line"
+    source_url: str | None = None
+    test_command: str | None = None
 
 
 class GapTotals(msgspec.Struct, kw_only=True):
@@ -297,6 +303,20 @@ def _row_from_stats(s: KernelStats) -> KernelRow:
         std_us=_us(s.std_ns),
         pct=0.0,
     )
+
+
+def attach_sources(result: GapResult, matches: dict[str, SourceMatch]) -> None:
+    """Fill the source columns of every row (phases included) from ``kscope find`` answers by name."""
+    for part in [result, *result.phases]:
+        for r in part.kernels:
+            m = matches.get(r.name)
+            if m is None or r.kind == "memory":
+                continue
+            r.source_status = m.status
+            if m.location is not None:
+                loc = m.location
+                r.source, r.source_url = f"{loc.repo}:{loc.path}:{loc.line}", loc.url
+            r.test_command = next((t.command for t in m.tests if t.command), None)
 
 
 def gap(profile: Profile | Iterable[Profile], options: GapOptions | None = None) -> GapResult:

@@ -8,6 +8,7 @@ from kernelscope.cli.classify import classify
 from kernelscope.cli.demo import demo
 from kernelscope.cli.gap import gap
 from kernelscope.cli.profile import profile
+from kernelscope.cli.sources import find, index
 
 app = typer.Typer(
     name="kscope",
@@ -25,6 +26,8 @@ def _root() -> None:
 
 app.command()(gap)
 app.command()(classify)
+app.command()(index)
+app.command()(find)
 app.command()(demo)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(profile)
 

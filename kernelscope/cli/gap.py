@@ -25,6 +25,13 @@ def gap(
     group_by: Annotated[str, typer.Option(help="name (exact), function (short base name), category or kind.")] = "name",
     per_rank: Annotated[bool, typer.Option(help="One row per (rank, kernel).")] = False,
     include_memory: Annotated[bool, typer.Option(help="Count memcpy/memset as rows and busy time.")] = False,
+    find_sources: Annotated[
+        bool, typer.Option(help="Add each kernel's source file, upstream URL and test command (kscope find).")
+    ] = False,
+    repo: Annotated[
+        Optional[list[Path]], typer.Option(help="Source checkout to search (repeat); unindexed ones are indexed.")
+    ] = None,
+    index_db: Annotated[Optional[Path], typer.Option(help="Source index file (default: $KSCOPE_INDEX).")] = None,
     top: Annotated[int, typer.Option(help="Rows in the terminal table (0 = all).")] = 30,
     json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.gap.v1.")] = False,
     csv: Annotated[bool, typer.Option("--csv", help="CSV; leading columns are Magpie's.")] = False,
@@ -53,6 +60,9 @@ def gap(
             group_by=cast(GroupBy, group_by),
             per_rank=per_rank,
             include_memory=include_memory,
+            find_sources=find_sources,
+            repo=repo or (),
+            index_db=index_db,
             progress=lambda src: bar.update(task, description=f"reading {Path(src).name}", advance=1),
         )
     if presenter is None:

@@ -184,6 +184,9 @@ def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
         kind=kind,
         category=category,
         function=_function(kind_rule, function),
+        namespace="::".join(c.name for c in key[: cxx.key_component(key)] if not c.is_local) or None
+        if not bare
+        else None,
         vendor=_attribute(rules.attributes["vendor"], texts),
         dtype=_dtype(plain, key, function, text, category, wrapper, rules),
         tile=_attribute(rules.attributes["tile"], texts),

@@ -19,6 +19,7 @@ class KernelIdentity(msgspec.Struct, frozen=True, kw_only=True):
     kind: str
     category: str
     function: str
+    namespace: str | None = None  # C++ scope of the function ("vllm", "at::native"); None when bare
     vendor: str | None = None
     dtype: str | None = None
     tile: str | None = None

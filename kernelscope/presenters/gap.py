@@ -33,6 +33,10 @@ COLUMNS = [
     Column("category", "Category", justify="left"),
     Column("function", "Function", justify="left"),
     Column("dtype", "Dtype", justify="left"),
+    Column("source_status", "Source status", justify="left", short="Source?"),
+    Column("source", "Source", justify="left"),
+    Column("source_url", "Source URL", justify="left"),
+    Column("test_command", "Test command", justify="left", short="Test"),
     Column("rank", "Rank"),
     Column("ranks", "Ranks", justify="left"),
     Column("phase", "Phase", justify="left"),
@@ -78,7 +82,9 @@ _NARROW_HIDDEN = ("min_us", "max_us", "std_us", "function", "dtype")
 def rich_renderable(result: GapResult, top: int | None = None, width: int = 200) -> Group:
     """The gap table for a terminal ``width`` columns wide; narrow terminals drop min/max/std."""
     parts: list[RenderableType] = []
-    hidden = {"rank", "ranks", "phase", *(_NARROW_HIDDEN if width < 150 else ())}
+    hidden = {"rank", "ranks", "phase", "source_url", *(_NARROW_HIDDEN if width < 150 else ())}
+    if not any(r.source_status for part in [result, *result.phases] for r in part.kernels):
+        hidden |= {"source_status", "source", "test_command"}
     name_width = max(24, min(100, width - (80 if width < 150 else 115)))
     for t in tables(result):
         show = [c for c in t.columns if c.key not in hidden]

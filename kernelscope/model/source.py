@@ -1,0 +1,48 @@
+"""Where a kernel's code lives and how to test it: the records ``kscope find`` produces."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+FindStatus = Literal["resolved", "ambiguous", "no_source", "not_found"]
+
+
+class SourceLocation(msgspec.Struct, frozen=True, kw_only=True):
+    """One kernel definition in an indexed repository (``path`` relative to ``root``; checked to exist)."""
+
+    repo: str
+    root: str
+    path: str
+    line: int
+    symbol: str
+    definition: str  # triton | cute | global | macro | struct | function | asm | op (docs/find.md)
+    namespace: str | None = None
+    commit: str | None = None
+    url: str | None = None  # upstream, pinned to the indexed commit
+    score: float = 0.0
+
+
+class TestHit(msgspec.Struct, frozen=True, kw_only=True):
+    """A test file that exercises the kernel, and a command that runs it from the repository root."""
+
+    path: str
+    line: int
+    tests: list[str] = msgspec.field(default_factory=list)  # test functions that reference it
+    command: str | None = None
+    via: str = ""  # the identifier that links the test to the kernel
+
+
+class SourceMatch(msgspec.Struct, kw_only=True):
+    """The answer for one kernel name."""
+
+    name: str
+    function: str
+    kind: str
+    category: str
+    status: FindStatus
+    reason: str = ""
+    location: SourceLocation | None = None
+    candidates: list[SourceLocation] = msgspec.field(default_factory=list)
+    tests: list[TestHit] = msgspec.field(default_factory=list)

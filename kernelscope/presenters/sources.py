@@ -1,0 +1,103 @@
+"""Presenters of the source index and of ``kscope find`` answers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+
+import msgspec
+from rich.console import Group
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from kernelscope.model.source import SourceMatch
+from kernelscope.presenters.base import Column, Presenter, Table, fmt, render_csv, render_markdown
+from kernelscope.sources.index import RepoSummary
+
+INDEX_SCHEMA = "kernelscope.index.v1"
+FIND_SCHEMA = "kernelscope.find.v1"
+
+INDEX_COLUMNS = [
+    Column("name", "Repository", justify="left"),
+    Column("commit", "Commit", justify="left"),
+    Column("files", "Files"),
+    Column("parsed", "Parsed now"),
+    Column("definitions", "Kernel definitions"),
+    Column("test_files", "Test files"),
+    Column("seconds", "Seconds", 2),
+]
+
+FIND_COLUMNS = [
+    Column("name", "Name", justify="left"),
+    Column("status", "Status", justify="left"),
+    Column("function", "Function", justify="left"),
+    Column("kind", "Kind", justify="left"),
+    Column("where", "Definition", justify="left"),
+    Column("url", "URL", justify="left"),
+    Column("test", "Test", justify="left"),
+    Column("command", "Test command", justify="left"),
+    Column("reason", "Note", justify="left"),
+]
+
+
+def _find_row(m: SourceMatch) -> dict[str, object]:
+    loc = m.location
+    test = m.tests[0] if m.tests else None
+    note = m.reason
+    if m.status == "ambiguous":
+        note = "; ".join(f"{c.repo}:{c.path}:{c.line}" for c in m.candidates)
+    return {
+        "name": m.name,
+        "status": m.status,
+        "function": m.function,
+        "kind": m.kind,
+        "where": f"{loc.repo}:{loc.path}:{loc.line}" if loc else None,
+        "url": loc.url if loc else None,
+        "test": test.path if test else None,
+        "command": test.command if test else None,
+        "reason": note,
+    }
+
+
+def find_table(matches: Sequence[SourceMatch]) -> Table:
+    return Table("Kernel sources", FIND_COLUMNS, [_find_row(m) for m in matches])
+
+
+def _rich(t: Table, hidden: set[str] = frozenset()) -> RichTable:  # type: ignore[assignment]
+    tab = RichTable(title=t.title, title_justify="left", header_style="bold")
+    cols = [c for c in t.columns if c.key not in hidden]
+    for c in cols:
+        tab.add_column(c.label, justify="left" if c.justify == "left" else "right", overflow="fold")
+    for r in t.rows:
+        tab.add_row(*(Text(fmt(r.get(c.key), c.decimals)) for c in cols))
+    return tab
+
+
+def find_renderable(matches: Sequence[SourceMatch]) -> Group:
+    counts = {s: sum(m.status == s for m in matches) for s in ("resolved", "ambiguous", "no_source", "not_found")}
+    summary = Text("  ".join(f"{k}: {v}" for k, v in counts.items()), style="dim")
+    return Group(_rich(find_table(matches), {"url", "kind"}), summary)
+
+
+def index_table(summaries: Sequence[RepoSummary]) -> Table:
+    rows = [{**asdict(s), "commit": (s.commit or "")[:12] or None} for s in summaries]
+    return Table("Source index", INDEX_COLUMNS, rows)
+
+
+def index_renderable(summaries: Sequence[RepoSummary]) -> RichTable:
+    return _rich(index_table(summaries))
+
+
+def _json(schema: str, key: str, items: object) -> str:
+    doc = {"schema": schema, key: msgspec.to_builtins(items)}
+    return msgspec.json.format(msgspec.json.encode(doc), indent=2).decode() + "\n"
+
+
+INDEX_PRESENTERS: dict[str, Presenter] = {
+    "json": Presenter("json", ".json", False, lambda s: _json(INDEX_SCHEMA, "repos", [asdict(x) for x in s])),
+}
+FIND_PRESENTERS: dict[str, Presenter] = {
+    "json": Presenter("json", ".json", False, lambda m: _json(FIND_SCHEMA, "kernels", m)),
+    "csv": Presenter("csv", ".csv", False, lambda m: render_csv([find_table(m)])),
+    "markdown": Presenter("markdown", ".md", False, lambda m: render_markdown([find_table(m)])),
+}

@@ -1,0 +1,282 @@
+"""Find kernel definitions and test references in one source file — pure functions over its text.
+
+Readers of source layouts, one function per language family. Regex-based on purpose: a repository
+index must parse pytorch-sized trees on two cores in seconds, and every definition it reports is
+re-checked against the file when a name is looked up.
+
+Definitions (``Definition.kind``):
+  triton    ``@triton.jit`` / ``@jit`` / ``@triton.autotune`` / ``@triton.heuristics`` / ``@gluon.jit`` functions
+  cute      classes of CuTe-DSL kernels (``import cutlass.cute``): FlashAttention 4 and friends
+  global    CUDA/HIP ``__global__`` functions (and templates)
+  macro     kernels stamped out by a ``#define`` whose body declares a ``__global__`` (FlashAttention 2)
+  struct    structs/classes in GPU sources: ck_tile kernels, ATen functors, CUTLASS kernel classes
+  function  host functions in GPU sources that own the kernel's lambdas (ATen's ``*_kernel_cuda``)
+  asm       pre-built assembly kernels named by mangled symbol strings (aiter ``_ZN5aiter...E``)
+  op        aiter ``@compile_ops`` Python entry points
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+PY_EXT = {".py"}
+CXX_EXT = {".cu", ".cuh", ".hip", ".h", ".hpp", ".cpp", ".cc", ".cxx", ".inl", ".inc", ".hxx"}
+GPU_EXT = {".cu", ".cuh", ".hip"}
+DATA_EXT = {".csv", ".co"}
+CMAKE = "CMakeLists.txt"
+_TEST_DIRS = {"test", "tests", "op_tests", "unittest", "unittests", "testing"}
+
+
+@dataclass(frozen=True)
+class Definition:
+    symbol: str
+    line: int
+    kind: str
+    namespace: str = ""  # "vllm::moe" for C++; the module's dotted path for Python
+
+
+@dataclass(frozen=True)
+class TestRef:
+    token: str
+    line: int
+    test: str  # "test_fn" or "TestClass::test_fn"; "" at module level (imports)
+
+
+def is_test_path(path: str) -> bool:
+    p = PurePosixPath(path)
+    name = p.name
+    if name in ("conftest.py", "__init__.py"):
+        return False
+    if name.startswith("test_") or name.endswith(("_test.py", "_test.cpp", "_test.cu", "_tests.py")):
+        return True
+    return any(part in _TEST_DIRS for part in p.parts[:-1]) and p.suffix in (PY_EXT | CXX_EXT)
+
+
+# --- Python ---------------------------------------------------------------------------------------
+
+_PY_DECOR = re.compile(
+    r"^[ \t]*@(?:triton\.|tl\.|gluon\.)?(?:jit|autotune|heuristics)\b|^[ \t]*@(?:\w+\.)?compile_ops\b", re.M
+)
+_PY_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
+_PY_CLASS = re.compile(r"^[ \t]*class[ \t]+(\w+)\b", re.M)
+_PY_TEST = re.compile(r"^([ \t]*)(?:async[ \t]+)?(?:def[ \t]+(test\w*)|class[ \t]+(Test\w*))", re.M)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    starts.extend(m.end() for m in re.finditer("\n", text))
+    return starts
+
+
+def _line_of(starts: list[int], offset: int) -> int:
+    lo, hi = 0, len(starts) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if starts[mid] <= offset:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo + 1
+
+
+def python_definitions(text: str) -> list[Definition]:
+    defs: list[Definition] = []
+    if "jit" in text or "autotune" in text or "compile_ops" in text:
+        starts = _line_starts(text)
+        for m in _PY_DECOR.finditer(text):
+            d = _PY_DEF.search(text, m.end())
+            if d is None:
+                continue
+            kind = "op" if "compile_ops" in m.group(0) else "triton"
+            defs.append(Definition(d.group(1), _line_of(starts, d.start(1)), kind))
+    if "cute" in text and re.search(r"^\s*(?:import|from)\s+cutlass", text, re.M):
+        starts = _line_starts(text)
+        defs.extend(Definition(m.group(1), _line_of(starts, m.start(1)), "cute") for m in _PY_CLASS.finditer(text))
+    # one definition per (symbol, line): a def under two matching decorators is one kernel
+    return list({(d.symbol, d.line): d for d in defs}.values())
+
+
+def python_test_refs(text: str, wanted: frozenset[str]) -> list[TestRef]:
+    """References to ``wanted`` identifiers, each attributed to its enclosing ``test_*`` function."""
+    scopes: list[tuple[int, str]] = []  # (offset, "Class::fn" or "fn") in file order
+    cls = ""
+    for m in _PY_TEST.finditer(text):
+        indent, fn, klass = m.group(1), m.group(2), m.group(3)
+        if klass:
+            cls = klass if not indent else cls
+            continue
+        if not indent:
+            cls = ""
+        scopes.append((m.start(), f"{cls}::{fn}" if indent and cls else fn))
+    return _refs(text, wanted, scopes)
+
+
+def _refs(text: str, wanted: frozenset[str], scopes: list[tuple[int, str]]) -> list[TestRef]:
+    starts = _line_starts(text)
+    seen: set[tuple[str, str]] = set()
+    out: list[TestRef] = []
+    si, scope = 0, ""
+    for m in _IDENT.finditer(text):
+        tok = m.group()
+        if tok not in wanted:
+            continue
+        while si < len(scopes) and scopes[si][0] <= m.start():
+            scope = scopes[si][1]
+            si += 1
+        if (tok, scope) not in seen:
+            seen.add((tok, scope))
+            out.append(TestRef(tok, _line_of(starts, m.start()), scope))
+    return out
+
+
+# --- C++ / CUDA / HIP -----------------------------------------------------------------------------
+
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_GLOBAL = re.compile(r"\b__global__\b")
+_CALLISH = re.compile(r"(~?\w+)\s*\(")
+_NOT_A_NAME = re.compile(r"^(?:__\w+__|[A-Z][A-Z0-9_]*|void|static|inline|extern|const|auto|decltype|alignas)$")
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
+_STRUCT = re.compile(
+    r"\b(?:struct|class)\s+(?:alignas\s*\([^)]*\)\s*)?(?:[A-Z_][A-Z0-9_]*\s+)*(\w+)\s*(?:final\s*)?(?::[^;{()]*)?\{"
+)
+_FUNC = re.compile(
+    r"^[ \t]*(?:template\s*<[^;{}]*>\s*)?(?:(?:static|inline|__host__|C10_\w+|TORCH_\w+)\s+)*"
+    r"(?:void|auto|Tensor|at::Tensor)\s*&?\s+(\w+)\s*\([^;{}]*\)\s*(?:const\s*)?\{",
+    re.M,
+)
+_NS_OR_BRACE = re.compile(r"\bnamespace\s+([\w:]*)\s*\{|[{}]")
+_GPU_MARKERS = ("__global__", "__device__", "CK_TILE_DEVICE", "__host__")
+
+
+def _blank_comments(text: str) -> str:
+    """Comments replaced by spaces of the same length, so offsets (and lines) stay true."""
+    return _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+
+
+def _namespaces(code: str) -> list[tuple[int, str]]:
+    """(offset, namespace chain in force from there) at every namespace open and close."""
+    stack: list[str | None] = []
+    marks: list[tuple[int, str]] = [(0, "")]
+    for m in _NS_OR_BRACE.finditer(code):
+        tok = m.group()
+        if tok == "}":
+            if stack:
+                popped = stack.pop()
+                if popped is not None:
+                    marks.append((m.end(), "::".join(s for s in stack if s)))
+        elif tok == "{":
+            stack.append(None)
+        else:
+            stack.append(m.group(1) or "(anonymous)")
+            marks.append((m.end(), "::".join(s for s in stack if s)))
+    return marks
+
+
+def _ns_at(marks: list[tuple[int, str]], offset: int) -> str:
+    lo, hi = 0, len(marks) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if marks[mid][0] <= offset:
+            lo = mid
+        else:
+            hi = mid - 1
+    return marks[lo][1]
+
+
+def _kernel_name_after(code: str, pos: int) -> tuple[str, int] | None:
+    """The declared name following ``__global__`` (skipping return types, attributes and macros)."""
+    for m in _CALLISH.finditer(code, pos, min(len(code), pos + 600)):
+        name = m.group(1)
+        if not _NOT_A_NAME.match(name):
+            return name, m.start(1)
+        if code[m.end() - 1] == "(":  # skip the macro's argument list: __launch_bounds__(256, 2)
+            depth, i = 0, m.end() - 1
+            while i < len(code):
+                depth += {"(": 1, ")": -1}.get(code[i], 0)
+                if depth == 0:
+                    break
+                i += 1
+    return None
+
+
+def cxx_definitions(text: str, path: str) -> list[Definition]:
+    ext = PurePosixPath(path).suffix
+    if ext not in GPU_EXT and not any(k in text for k in _GPU_MARKERS):
+        return []
+    code = _blank_comments(text)
+    starts = _line_starts(code)
+    marks = _namespaces(code)
+    defs: list[Definition] = []
+    in_macro: list[tuple[int, int]] = []
+    for m in _DEFINE.finditer(code):
+        in_macro.append((m.start(), m.end()))
+        params = [p.strip() for p in m.group(2).split(",")]
+        body = m.group(3)
+        if "__global__" in body and params and params[0]:
+            kernel = _kernel_name_after(body, body.index("__global__") + 10)
+            if kernel and kernel[0] == params[0]:  # the macro's first argument names the kernel
+                for inv in re.finditer(rf"\b{re.escape(m.group(1))}\s*\(\s*(\w+)", code[m.end() :]):
+                    off = m.end() + inv.start(1)
+                    defs.append(Definition(inv.group(1), _line_of(starts, off), "macro", _ns_at(marks, off)))
+
+    def macro_body(off: int) -> bool:
+        return any(a <= off < b for a, b in in_macro)
+
+    for g in _GLOBAL.finditer(code):
+        if macro_body(g.start()):
+            continue
+        found = _kernel_name_after(code, g.end())
+        if found:
+            defs.append(Definition(found[0], _line_of(starts, found[1]), "global", _ns_at(marks, found[1])))
+    for s in _STRUCT.finditer(code):
+        if not macro_body(s.start()):
+            defs.append(Definition(s.group(1), _line_of(starts, s.start(1)), "struct", _ns_at(marks, s.start(1))))
+    if ext in GPU_EXT:
+        for f in _FUNC.finditer(code):
+            if not macro_body(f.start()):
+                defs.append(Definition(f.group(1), _line_of(starts, f.start(1)), "function", _ns_at(marks, f.start(1))))
+    return defs
+
+
+_CXX_TEST = re.compile(r"\b(?:TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P)\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)")
+
+
+def cxx_test_refs(text: str, wanted: frozenset[str]) -> list[TestRef]:
+    code = _blank_comments(text)
+    scopes = [(m.start(), f"{m.group(1)}.{m.group(2)}") for m in _CXX_TEST.finditer(code)]
+    return _refs(code, wanted, scopes)
+
+
+# --- build files and pre-built kernels --------------------------------------------------------------
+
+_CMAKE_TARGET = re.compile(
+    r"\b(add_gtest_executable|add_test_executable|add_executable|cuda_add_executable|hip_add_executable)"
+    r"\s*\(\s*([\w\-.${}]+)\s+([^)]*)\)",
+    re.I,
+)
+
+
+def cmake_targets(text: str) -> list[tuple[str, list[str]]]:
+    """(target, source files) of the test executables a CMakeLists.txt declares."""
+    return [
+        (m.group(2), re.findall(r"[\w\-./${}]+\.(?:cpp|cu|hip|cc)", m.group(3))) for m in _CMAKE_TARGET.finditer(text)
+    ]
+
+
+_AITER_SYMBOL = re.compile(r"_ZN5aiter(\d+)")
+
+
+def asm_definitions(text: str) -> list[Definition]:
+    """Pre-built kernels named by their mangled symbol: in aiter's code objects (``.co``, read as
+    latin-1 text) and in the tables and launchers that load them by name."""
+    starts = _line_starts(text)
+    out = []
+    for m in _AITER_SYMBOL.finditer(text):
+        n = int(m.group(1))
+        symbol = text[m.end() : m.end() + n]
+        if len(symbol) == n and text[m.end() + n : m.end() + n + 1] == "E" and _IDENT.fullmatch(symbol):
+            out.append(Definition(symbol, _line_of(starts, m.start()), "asm", "aiter"))
+    return list({d.symbol: d for d in out}.values())
