@@ -89,7 +89,7 @@ def gap_report(
     result = _gap(paths, fmt, window, phase_by, group_by, per_rank, include_memory, progress)
     if find_sources:
         names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
-        found = find_sources(names, repos=repo, db=index_db)
+        found = locate_sources(names, repos=repo, db=index_db)
         attach_sources(result, {m.name: m for m in found})
     return result
 
@@ -192,7 +192,7 @@ def index_sources(
         index.close()
 
 
-def find_sources(
+def locate_sources(
     names: Sequence[str] = (),
     *,
     file: Path | None = None,

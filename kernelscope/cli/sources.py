@@ -68,7 +68,7 @@ def find(
     presenter = pick({"json": json, "csv": csv, "markdown": markdown}, output, FIND_PRESENTERS)
     with _bar() as bar:
         task = bar.add_task("indexing", total=None)
-        matches = api.find_sources(
+        matches = api.locate_sources(
             names or [],
             file=file,
             repos=repo or (),
