@@ -83,7 +83,9 @@ def rich_renderable(result: GapResult, top: int | None = None, width: int = 200)
     """The gap table for a terminal ``width`` columns wide; narrow terminals drop min/max/std."""
     parts: list[RenderableType] = []
     hidden = {"rank", "ranks", "phase", "source_url", *(_NARROW_HIDDEN if width < 150 else ())}
-    if not any(r.source_status for part in [result, *result.phases] for r in part.kernels):
+    if any(r.source_status for part in [result, *result.phases] for r in part.kernels):
+        hidden |= {"median_us", "min_us", "max_us", "std_us", "function", "dtype", "category"}  # room for sources
+    else:
         hidden |= {"source_status", "source", "test_command"}
     name_width = max(24, min(100, width - (80 if width < 150 else 115)))
     for t in tables(result):
@@ -96,7 +98,7 @@ def rich_renderable(result: GapResult, top: int | None = None, width: int = 200)
             tab.add_column(
                 c.label,
                 justify="left" if c.justify == "left" else "right",
-                max_width=name_width if c.key == "name" else None,
+                max_width=name_width if c.key == "name" else 48 if c.key in ("source", "test_command") else None,
                 min_width=None if c.key == "name" else len(c.label),
                 overflow="ellipsis",
                 no_wrap=True,

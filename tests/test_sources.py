@@ -1,0 +1,311 @@
+"""The source index and finder on the fixture repositories (tests/data/srcrepos mimic real layouts).
+
+Ground truth is read from the fixture files themselves (the line that defines each kernel), and from
+git (the commit the URLs must pin), never from the index's own earlier answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import assert_one_error_line, run_kscope
+
+from kernelscope.sources.find import Finder
+from kernelscope.sources.index import SourceIndex, github_url
+
+FIXTURES = Path(__file__).parent / "data" / "srcrepos"
+REPOS = ["aiter", "composable_kernel", "flash-attention", "pytorch", "vllm"]
+
+
+def _git(root: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True, env=env).stdout
+
+
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("repos")
+    for name in REPOS:
+        root = base / name
+        shutil.copytree(FIXTURES / name, root)
+        _git(root, "init", "-q")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-qm", "fixture")
+        _git(root, "remote", "add", "origin", f"git@github.com:example/{name}.git")
+    return base
+
+
+@pytest.fixture()
+def finder(repos: Path, tmp_path: Path) -> Finder:
+    index = SourceIndex(tmp_path / "index.sqlite")
+    index.index([repos / n for n in REPOS])
+    return Finder(index)
+
+
+def _defining_line(root: Path, path: str, symbol: str) -> int:
+    """Independent truth: the first line of the file that defines ``symbol``."""
+    pattern = re.compile(rf"(?:def|struct|class|void|__global__[^(]*|\()\s*{re.escape(symbol)}\b")
+    for i, line in enumerate((root / path).read_text().splitlines(), 1):
+        if symbol in line and (pattern.search(line) or line.strip().startswith(symbol)):
+            return i
+    raise AssertionError(f"{symbol} not in {path}")
+
+
+CASES = [
+    (
+        "void vllm::rms_norm_kernel<c10::BFloat16, 8, 2>(c10::BFloat16*, c10::BFloat16 const*, long, c10::BFloat16 const*, float, int, int) [clone .kd]",  # noqa: E501
+        "vllm",
+        "csrc/layernorm_kernels.cu",
+        "global",
+        "tests/kernels/core/test_layernorm.py::test_rms_norm",
+    ),
+    (
+        "_gemm_a16_w16_kernel_BLOCK_SIZE_M_64_BLOCK_SIZE_N_128.kd",
+        "aiter",
+        "aiter/ops/triton/_triton_kernels/gemm_a16w16.py",
+        "triton",
+        "op_tests/triton_tests/test_gemm_a16w16.py::test_gemm_a16_w16",
+    ),
+    (
+        "kernel_unified_attention_3d",
+        "vllm",
+        "vllm/attention/ops/triton_unified_attention.py",
+        "triton",
+        "tests/kernels/attention/test_triton_unified_attention.py",
+    ),
+    (
+        "_ZN7ck_tile6kentryILi256ELi2ENS_13FmhaFwdKernelINS_2...",
+        "composable_kernel",
+        "include/ck_tile/ops/fmha/kernel/fmha_fwd_kernel.hpp",
+        "struct",
+        "ctest -R '^test_ck_tile_fmha_fwd$'",
+    ),
+    (
+        "void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64, 128, 128, 4, false, false, cutlass::bfloat16_t>, false, false>(pytorch_flash::Flash_fwd_params)",  # noqa: E501
+        "flash-attention",
+        "csrc/flash_attn/src/flash_fwd_launch_template.h",
+        "macro",
+        None,
+    ),
+    (
+        "void at::native::vectorized_elementwise_kernel<4, at::native::bfloat16_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul> >(int)",  # noqa: E501
+        "pytorch",
+        "aten/src/ATen/native/cuda/Copy.cu",
+        "function",
+        None,
+    ),
+    (
+        "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul> >(int)",  # noqa: E501
+        "pytorch",
+        "aten/src/ATen/native/cuda/BinaryInternal.h",
+        "struct",
+        None,
+    ),
+    (
+        "void wvSplitK_hf_sml_<__hip_bfloat16, 64, 4, 16, 8, 1, 4>(int)",
+        "vllm",
+        "csrc/rocm/skinny_gemms.cu",
+        "global",
+        None,
+    ),
+    ("_ZN5aiter19fmha_fwd_hd128_bf16E", "aiter", "hsa/gfx942/fmha_v3_fwd/fmha_fwd.csv", "asm", None),
+    (
+        "_ZN5aiter37dynamic_per_group_scaled_quant_kernelIDF16bDB8_Li32EEEvPT0_PfPKT_PKfiliibPKii.kd",
+        "aiter",
+        "csrc/kernels/quant_kernels.cu",
+        "global",
+        "op_tests/test_quant.py::test_dynamic_per_group_scaled_quant",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "repo", "path", "definition", "test"), CASES, ids=[c[2].split("/")[-1] + "-" + c[3] for c in CASES]
+)
+def test_resolves_real_names_to_their_definition(
+    finder: Finder, repos: Path, name: str, repo: str, path: str, definition: str, test: str | None
+) -> None:
+    (m,) = finder.find([name])
+    assert m.status == "resolved", (m.status, m.reason, m.candidates)
+    loc = m.location
+    assert loc is not None and (loc.repo, loc.path, loc.definition) == (repo, path, definition)
+    root = repos / repo
+    if definition != "asm":
+        assert loc.line == _defining_line(root, path, loc.symbol)
+    assert (root / loc.path).is_file()
+    commit = _git(root, "rev-parse", "HEAD").strip()
+    assert loc.url == f"https://github.com/example/{repo}/blob/{commit}/{path}#L{loc.line}"
+    if test is None:
+        return
+    assert m.tests, "expected a test"
+    first = m.tests[0]
+    assert (root / first.path).is_file()
+    if test.startswith("ctest"):
+        assert first.command == test
+    elif "::" in test:
+        assert first.command == f"pytest {test}"
+    else:
+        assert first.command == f"pytest {test}"
+
+
+def test_equal_definitions_are_ambiguous_with_all_candidates(finder: Finder) -> None:
+    (m,) = finder.find(["_fwd_kernel"])
+    assert m.status == "ambiguous" and m.location is None
+    assert {c.path for c in m.candidates} == {
+        "vllm/attention/ops/prefix_prefill.py",
+        "vllm/attention/ops/chunked_prefill_paged_decode.py",
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "triton_poi_fused_silu_29",
+        "nvjet_tst_192x8_64x8_4x1_v_bz_TNT",
+        "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x64_MI16x16x1_SN_LDSB1",
+        "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1_cga1x1x1_kernel0_0",
+    ],
+)
+def test_generated_and_closed_kernels_have_no_source(finder: Finder, name: str) -> None:
+    (m,) = finder.find([name])
+    assert m.status == "no_source" and m.reason and m.location is None
+
+
+def test_not_found(finder: Finder) -> None:
+    (m,) = finder.find(["void mylib::never_defined_kernel<float>(float*)"])
+    assert m.status == "not_found" and "never_defined_kernel" in m.reason
+
+
+def test_incremental_reindex_and_removed_files(repos: Path, tmp_path: Path) -> None:
+    work = tmp_path / "vllm"
+    shutil.copytree(repos / "vllm", work)
+    index = SourceIndex(tmp_path / "i.sqlite")
+    (cold,) = index.index([work])
+    assert cold.parsed == cold.files > 0
+    (warm,) = index.index([work])
+    assert warm.parsed == 0 and warm.definitions == cold.definitions
+    kernel = work / "csrc" / "layernorm_kernels.cu"
+    kernel.write_text(kernel.read_text().replace("rms_norm_kernel(", "rms_norm_kernel_v2("))
+    (again,) = index.index([work])
+    assert again.parsed == 1
+    (m,) = Finder(index).find(["void vllm::rms_norm_kernel_v2<float>(float*)"])
+    assert m.status == "resolved" and m.location is not None and m.location.path == "csrc/layernorm_kernels.cu"
+    (work / "vllm" / "attention" / "ops" / "prefix_prefill.py").unlink()
+    index.index([work])
+    (m,) = Finder(index).find(["_fwd_kernel"])
+    assert m.status == "resolved"  # the other definition is gone, so the one left resolves
+
+
+def test_stale_paths_are_never_reported(repos: Path, tmp_path: Path) -> None:
+    work = tmp_path / "aiter"
+    shutil.copytree(repos / "aiter", work)
+    index = SourceIndex(tmp_path / "i.sqlite")
+    index.index([work])
+    shutil.rmtree(work / "csrc")  # deleted after indexing, not re-indexed
+    (m,) = Finder(index).find(["void aiter::dynamic_per_group_scaled_quant_kernel<float, float, 256>(float*)"])
+    assert m.status == "not_found"
+
+
+@pytest.mark.parametrize(
+    ("remote", "url"),
+    [
+        ("git@github.com:ROCm/aiter.git", "https://github.com/ROCm/aiter"),
+        ("https://github.com/vllm-project/vllm", "https://github.com/vllm-project/vllm"),
+        ("https://github.com/pytorch/pytorch.git/", "https://github.com/pytorch/pytorch"),
+        ("", None),
+    ],
+)
+def test_github_url(remote: str, url: str | None) -> None:
+    assert github_url(remote) == url
+
+
+def test_cli_index_find_json(repos: Path, tmp_path: Path) -> None:
+    db = tmp_path / "cli.sqlite"
+    proc = run_kscope("index", *(repos / n for n in REPOS), "--db", db, "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == "kernelscope.index.v1" and len(doc["repos"]) == len(REPOS)
+    proc = run_kscope(
+        "find", "kernel_unified_attention_3d", "triton_poi_fused_0", "--db", db, "--json", "--repo", repos / "vllm"
+    )
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == "kernelscope.find.v1"
+    assert [k["status"] for k in doc["kernels"]] == ["resolved", "no_source"]
+    assert doc["kernels"][0]["location"]["repo"] == "vllm"
+
+
+def test_cli_find_indexes_an_unindexed_repo(repos: Path, tmp_path: Path) -> None:
+    proc = run_kscope(
+        "find",
+        "--db",
+        tmp_path / "new.sqlite",
+        "--repo",
+        repos / "composable_kernel",
+        "--csv",
+        "_ZN7ck_tile6kentryILi256ELi2ENS_13FmhaFwdKernelINS_2...",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "include/ck_tile/ops/fmha/kernel/fmha_fwd_kernel.hpp" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("find", "x", "--db", "{tmp}/empty.sqlite"),
+        ("index", "{tmp}/nope"),
+        ("find", "x", "--db", "{garbage}"),
+        ("find", "--db", "{tmp}/e.sqlite"),
+    ],
+    ids=["empty-index", "missing-repo", "not-an-index", "no-names"],
+)
+def test_errors_are_one_line(tmp_path: Path, args: tuple[str, ...]) -> None:
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"this is not sqlite" * 100)
+    assert_one_error_line(run_kscope(*(a.format(tmp=tmp_path, garbage=garbage) for a in args)))
+
+
+def test_gap_find_sources_adds_columns(repos: Path, tmp_path: Path) -> None:
+    names = ["kernel_unified_attention_3d", "triton_poi_fused_silu_29", "_fwd_kernel"]
+    events = [
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": n,
+            "pid": 0,
+            "tid": 7,
+            "ts": 100.0 + 10 * i,
+            "dur": 5.0 + i,
+            "args": {"device": 0, "stream": 7, "correlation": i + 1},
+        }
+        for i, n in enumerate(names)
+    ]
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps({"traceEvents": events}))
+    db = tmp_path / "gap.sqlite"
+    proc = run_kscope("gap", trace, "--find-sources", "--repo", repos / "vllm", "--index-db", db, "--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["name"]: r for r in json.loads(proc.stdout)["kernels"]}
+    assert rows["kernel_unified_attention_3d"]["source_status"] == "resolved"
+    assert rows["kernel_unified_attention_3d"]["source"].startswith(
+        "vllm:vllm/attention/ops/triton_unified_attention.py:"
+    )
+    assert rows["triton_poi_fused_silu_29"]["source_status"] == "no_source"
+    assert rows["_fwd_kernel"]["source_status"] == "ambiguous" and rows["_fwd_kernel"]["source"] is None
+    proc = run_kscope("gap", trace, "--find-sources", "--repo", repos / "vllm", "--index-db", db, "--csv")
+    header = proc.stdout.splitlines()[0].split(",")
+    assert header[:5] == ["Name", "Calls", "Self CUDA total (us)", "Avg time (us)", "% Total"]
+    assert {"Source status", "Source", "Source URL", "Test command"} <= set(header)
+    table = run_kscope("gap", trace, "--find-sources", "--repo", repos / "vllm", "--index-db", db)
+    assert "resolved" in table.stdout and "ambiguous" in table.stdout
