@@ -51,13 +51,10 @@ from __future__ import annotations
 import argparse
 import gc
 import gzip
-import importlib.metadata
 import itertools
 import json
 import math
 import os
-import platform
-import re
 import resource
 import subprocess
 import sys
@@ -66,12 +63,11 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from _common import RESULTS, ROOT, machine, write_results
 
-ROOT = Path(__file__).resolve().parent.parent
 SOURCE_NAME = "h100_transformer_compile.json.gz"
 SOURCE = ROOT / "tests" / "data" / "kineto" / SOURCE_NAME
 CORPUS = Path("/work/shared/corpus/traces") / SOURCE_NAME  # only to seed tests/data once
-RESULTS = ROOT / "bench" / "RESULTS.md"
 DATE = "2026-11-22"
 SIDE_STREAM = 20
 SIDE_SHARE = 0.2
@@ -320,35 +316,6 @@ def spawn(tool: str, path: Path, log: Path, hta_rounding: bool = False) -> dict[
     return res
 
 
-def _machine() -> dict[str, str]:
-    cpu = "unknown"
-    try:
-        m = re.search(r"^model name\s*:\s*(.+)$", Path("/proc/cpuinfo").read_text(), re.M)
-        cpu = m.group(1).strip() if m else cpu
-    except OSError:
-        pass
-    ram = "unknown"
-    try:
-        m = re.search(r"^MemTotal:\s+(\d+) kB", Path("/proc/meminfo").read_text(), re.M)
-        ram = f"{int(m.group(1)) / 1024**2:.1f} GiB" if m else ram
-    except OSError:
-        pass
-    versions = []
-    for pkg in ("msgspec", "numpy", "psutil", "pandas", "HolisticTraceAnalysis"):
-        try:
-            versions.append(f"{pkg} {importlib.metadata.version(pkg)}")
-        except importlib.metadata.PackageNotFoundError:
-            versions.append(f"{pkg} absent")
-    return {
-        "cpus": str(os.cpu_count()),
-        "ram": ram,
-        "cpu": cpu,
-        "python": platform.python_version(),
-        "os": f"{platform.system()} {platform.release()}",
-        "packages": ", ".join(versions),
-    }
-
-
 def _rel(a: float, b: float) -> float:
     return abs(a - b) / max(abs(a), abs(b), 1e-300)
 
@@ -429,16 +396,6 @@ def table(res: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
-def write_results(section: str, heading: str) -> None:
-    """Add ``section`` to RESULTS.md, replacing an earlier section with the same heading; others stay."""
-    header = "# kernelscope benchmark results\n\nOne section per benchmark run; newest last.\n"
-    text = RESULTS.read_text() if RESULTS.exists() else header
-    parts = re.split(r"(?m)^(?=## )", text)
-    parts = [p for p in parts if not p.startswith(heading + "\n")]
-    body = "".join(parts).rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
-    RESULTS.write_text(body)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     ap.add_argument("--events", type=int, default=1_500_000)
@@ -489,7 +446,7 @@ def main() -> None:
     print("\n".join(chk + verd))
     if a.no_results:
         return
-    m = _machine()
+    m = machine(("msgspec", "numpy", "psutil", "pandas", "HolisticTraceAnalysis"))
     heading = f"## Ingest: {a.events} kernel events, args={a.args_profile} ({DATE})"
     section = "\n".join(
         [
