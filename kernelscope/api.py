@@ -72,7 +72,7 @@ def gap_report(
     per_rank: bool = False,
     include_memory: bool = False,
     find_sources: bool = False,
-    repo: Sequence[str | Path] = (),
+    repo: Sequence[str | Path] | None = None,
     index_db: Path | None = None,
     progress: Progress | None = None,
 ) -> GapResult:
@@ -89,7 +89,7 @@ def gap_report(
     result = _gap(paths, fmt, window, phase_by, group_by, per_rank, include_memory, progress)
     if find_sources:
         names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
-        found = locate_sources(names, repos=repo, db=index_db)
+        found = locate_sources(names, repos=repo or (), db=index_db)
         attach_sources(result, {m.name: m for m in found})
     return result
 

@@ -61,7 +61,7 @@ def gap(
             per_rank=per_rank,
             include_memory=include_memory,
             find_sources=find_sources,
-            repo=repo or (),
+            repo=repo,
             index_db=index_db,
             progress=lambda src: bar.update(task, description=f"reading {Path(src).name}", advance=1),
         )
