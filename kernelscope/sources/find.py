@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from kernelscope.errors import InputError
 from kernelscope.identity import Identities
+from kernelscope.identity.classify import words
 from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.source import SourceLocation, SourceMatch, TestHit
 from kernelscope.sources.index import SourceIndex, github_url, link_tokens
@@ -48,27 +49,63 @@ def _token_weight(token: str, symbol: str, module: str) -> float:
     return 2.0 if token in (module, module.lstrip("_")) else 3.0
 
 
+def _scopes(namespace: str | None) -> set[str]:
+    """Namespace components that can be compared: anonymous scopes and macro-named ones are unknowable."""
+    return {p for p in (namespace or "").split("::") if p and p != "(anonymous)" and not p.isupper()}
+
+
+def _conflicts(ident: KernelIdentity, namespace: str) -> bool:
+    """The name says namespace A, the definition lives in unrelated namespace B: not this kernel."""
+    want, have = _scopes(ident.namespace), _scopes(namespace)
+    return bool(want and have and not want & have)
+
+
+def _context(ident: KernelIdentity) -> set[str]:
+    """Words of the name beyond its function (template arguments, namespaces): which variant it is."""
+    return set(words(ident.demangled).split()) - set(words(ident.function).split())
+
+
 def _definition_score(ident: KernelIdentity, kind: str, namespace: str, repo: str, path: str) -> float:
+    p = PurePosixPath(path)
     cxx_name = ident.namespace is not None or ident.demangled != ident.name or "(" in ident.name
     if ident.kind == "aiter" and "(" not in ident.demangled:  # a data symbol: a pre-built asm kernel
-        score = 5.0 if kind == "asm" else _CXX_DEFS.get(kind, 0.0)
+        # the code object defines it; tables and launchers only name it
+        score = (6.0 if p.suffix == ".co" else 5.0) if kind == "asm" else _CXX_DEFS.get(kind, 0.0)
     elif cxx_name:
         score = _CXX_DEFS.get(kind, 0.0)
     else:
         score = _PY_DEFS.get(kind, 0.0) or _CXX_DEFS.get(kind, 0.0) - 1.0
-    if ident.namespace and namespace:
-        want = [p for p in ident.namespace.split("::") if p]
-        have = namespace.split("::")
-        if namespace == ident.namespace:
-            score += 2.0
-        elif want and want[-1] in have:
-            score += 1.0
-        elif not set(want) & set(have):
-            score -= 2.0
+    want, have = _scopes(ident.namespace), _scopes(namespace)
+    if want and have:
+        score += 2.0 if want == have else 1.0
+    path_words = set(words(*p.parts[:-1], p.stem).split())
+    if want & path_words:  # marlin_moe_wna16::Marlin lives under csrc/moe/marlin_moe_wna16/
+        score += 1.0
+    score += min(1.5, 0.25 * len(_context(ident) & set(words(p.stem).split())))
     if any(h in repo.lower() for h in REPO_HINTS.get(ident.kind, ())):
         score += 1.0
-    if set(PurePosixPath(path).parts[:-1]) & _NOT_PRODUCT:
+    if set(p.parts[:-1]) & _NOT_PRODUCT:
         score -= 1.5
+    return score
+
+
+def _test_score(path: str, refs: list[tuple[str, int, str]], weight: dict[str, float]) -> float:
+    """How surely a test file exercises the kernel: the strongest identifier it uses, how many, whether
+    a test is named after it (``test_rms_norm`` for ``rms_norm``) and whether the file is."""
+    score = max(weight[t] for t, _, _ in refs) + 0.25 * len({t for t, _, _ in refs})
+    ops = {t.strip("_").lower() for t, _, _ in refs}
+    fns = {fn.split("::")[-1].lower() for _, _, fn in refs if fn}
+    if any(f"test_{op}" in fns for op in ops):
+        score += 2.0
+    elif any(op in fn for op in ops for fn in fns):
+        score += 0.5
+    stem = PurePosixPath(path).stem.lower()
+    if any(stem in (f"test_{op}", f"{op}_test") for op in ops):
+        score += 1.5
+    elif any(op in stem for op in ops):
+        score += 0.5
+    if fns:  # used inside a test, not only imported
+        score += 0.5
     return score
 
 
@@ -141,9 +178,13 @@ class Finder:
         if ident.kind in NO_SOURCE:
             base.status, base.reason = "no_source", NO_SOURCE[ident.kind]
             return base
-        rows = self._candidates(ident)
+        found = self._candidates(ident)
+        rows = [r for r in found if not _conflicts(ident, r[5])]
         if not rows:
-            base.reason = f"no definition of {ident.function} in {len(self.repos)} indexed repositories"
+            where = sorted({r[5] for r in found})
+            base.reason = f"no definition of {ident.function} in {len(self.repos)} indexed repositories" + (
+                f" (only in other namespaces: {', '.join(where)})" if where else ""
+            )
             return base
         scored = sorted(
             (
@@ -154,14 +195,15 @@ class Finder:
         )
         locs = [self._location(rid, p, line, sym, k, ns, s) for s, rid, p, line, sym, k, ns in scored]
         top = [loc for loc in locs if loc.score == locs[0].score]
-        if len(top) > 1:
+        # several best definitions in ONE file are one kernel under conditional compilation
+        # (#if per architecture): the file is certain, the first definition stands for them
+        if len({(t.repo, t.path) for t in top}) > 1:
             base.status = "ambiguous"
             base.reason = f"{len(top)} definitions of {ident.function} fit equally"
             base.candidates = top
             return base
         base.status, base.location, base.candidates = "resolved", locs[0], locs[:10]
-        rid = scored[0][1]
-        base.tests = self._tests(rid, locs[0])
+        base.tests = self._tests(scored[0][1], locs[0])
         return base
 
     def _tests(self, rid: int, loc: SourceLocation, limit: int = 3) -> list[TestHit]:
@@ -180,10 +222,7 @@ class Finder:
         for path, refs in per_file.items():
             if not (root / path).is_file():
                 continue
-            best = max(weight[t] for t, _, _ in refs)
-            stem = PurePosixPath(path).stem.lower()
-            named = any(t.strip("_").lower() in stem for t, _, _ in refs)
-            ranked.append((best + 0.25 * len({t for t, _, _ in refs}) + (1.0 if named else 0.0), path, refs))
+            ranked.append((_test_score(path, refs, weight), path, refs))
         ranked.sort(key=lambda r: (-r[0], len(r[1]), r[1]))
         return [self._hit(rid, path, refs, weight) for _, path, refs in ranked[:limit]]
 

@@ -14,7 +14,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from kernelscope.errors import InputError
@@ -170,8 +170,9 @@ def _parse_file(job: tuple[str, str]) -> tuple[str, list[scan.Definition], list[
     if len(raw) > MAX_FILE_BYTES:
         return path, [], []
     suffix = PurePosixPath(path).suffix
-    if suffix == ".co":  # a code object: its symbol table names the kernels
-        return path, scan.asm_definitions(raw.decode("latin-1")), []
+    if suffix == ".co":  # a code object: its symbol table names the kernels (no meaningful line)
+        objs = [replace(d, line=1) for d in scan.asm_definitions(raw.decode("latin-1"))]
+        return path, objs, []
     text = raw.decode("utf-8", errors="replace")
     if PurePosixPath(path).name == scan.CMAKE:
         return path, [], scan.cmake_targets(text)

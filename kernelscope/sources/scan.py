@@ -51,7 +51,9 @@ def is_test_path(path: str) -> bool:
         return False
     if name.startswith("test_") or name.endswith(("_test.py", "_test.cpp", "_test.cu", "_tests.py")):
         return True
-    return any(part in _TEST_DIRS for part in p.parts[:-1]) and p.suffix in (PY_EXT | CXX_EXT)
+    # C++ tests are often named after the op alone (test/gemm/gemm_bf16.cpp); Python helpers in test
+    # folders (utils.py, benchmarks) are not tests
+    return any(part in _TEST_DIRS for part in p.parts[:-1]) and p.suffix in CXX_EXT
 
 
 # --- Python ---------------------------------------------------------------------------------------
@@ -202,6 +204,19 @@ def _kernel_name_after(code: str, pos: int) -> tuple[str, int] | None:
     return None
 
 
+def _is_declaration(code: str, name_at: int) -> bool:
+    """``__global__ void k(args);`` declares a kernel defined elsewhere: not a definition."""
+    i = code.find("(", name_at)
+    if i < 0:
+        return False
+    depth = 0
+    for j in range(i, min(len(code), i + 20000)):
+        depth += {"(": 1, ")": -1}.get(code[j], 0)
+        if depth == 0:
+            return code[j + 1 : j + 200].lstrip().startswith(";")
+    return False
+
+
 def cxx_definitions(text: str, path: str) -> list[Definition]:
     ext = PurePosixPath(path).suffix
     if ext not in GPU_EXT and not any(k in text for k in _GPU_MARKERS):
@@ -229,7 +244,7 @@ def cxx_definitions(text: str, path: str) -> list[Definition]:
         if macro_body(g.start()):
             continue
         found = _kernel_name_after(code, g.end())
-        if found:
+        if found and not _is_declaration(code, found[1]):
             defs.append(Definition(found[0], _line_of(starts, found[1]), "global", _ns_at(marks, found[1])))
     for s in _STRUCT.finditer(code):
         if not macro_body(s.start()):

@@ -22,3 +22,11 @@ void rms_norm(torch::Tensor& out, torch::Tensor& input, torch::Tensor& weight, d
         weight.data_ptr<scalar_t>(), epsilon, num_tokens, hidden_size);
   });
 }
+
+namespace vllm {
+// declared here for the launcher below; defined above
+template <typename scalar_t, int VEC_SIZE, int NUM_DIMS>
+__global__ void rms_norm_kernel(scalar_t* __restrict__ out, const scalar_t* __restrict__ input,
+                                const int64_t input_stride, const scalar_t* __restrict__ weight,
+                                const float epsilon, const int num_tokens, const int hidden_size);
+}  // namespace vllm

@@ -1,0 +1,102 @@
+"""The per-file readers of the source index, on snippets written the way the real projects write them."""
+
+from __future__ import annotations
+
+from kernelscope.sources import scan
+
+
+def test_global_kernels_with_bounds_namespaces_and_declarations() -> None:
+    code = """
+namespace vllm {
+namespace moe {
+template <int N>
+__global__ void __launch_bounds__(256, 2) topkGating(const float* x);   // declaration only
+template <int N>
+__global__ void __launch_bounds__(256, 2)
+    topkGating(const float* x) {
+}
+}  // namespace moe
+static __global__ C10_LAUNCH_BOUNDS_1(128) void plain_kernel(int n) {}
+}  // namespace vllm
+__global__ void Marlin(MARLIN_KERNEL_PARAMS);
+"""
+    defs = [(d.symbol, d.line, d.kind, d.namespace) for d in scan.cxx_definitions(code, "csrc/moe/k.cu")]
+    assert ("topkGating", 8, "global", "vllm::moe") in defs
+    assert ("plain_kernel", 11, "global", "vllm") in defs
+    assert all(d[0] != "Marlin" for d in defs) and [d for d in defs if d[0] == "topkGating"] == [defs[0]]
+
+
+def test_macro_stamped_kernels() -> None:
+    code = (
+        "#define DEFINE_FLASH_FORWARD_KERNEL(kernelName, ...) \\\n"
+        "template<typename Kernel_traits, __VA_ARGS__> \\\n"
+        "__global__ void kernelName(KERNEL_PARAM_MODIFIER const Flash_fwd_params params)\n\n"
+        "DEFINE_FLASH_FORWARD_KERNEL(flash_fwd_kernel, bool Is_dropout) {\n}\n"
+    )
+    defs = scan.cxx_definitions(code, "csrc/flash_attn/src/flash_fwd_launch_template.h")
+    assert [(d.symbol, d.line, d.kind) for d in defs] == [("flash_fwd_kernel", 5, "macro")]
+
+
+def test_headers_without_gpu_code_are_skipped() -> None:
+    assert scan.cxx_definitions("struct Options { int x; };", "include/options.h") == []
+    assert [d.symbol for d in scan.cxx_definitions("struct Options { int x; };", "src/k.cu")] == ["Options"]
+
+
+def test_triton_decorators_spanning_lines() -> None:
+    code = """
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": 64})],
+    key=["n"],
+)
+@triton.jit
+def _kernel(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+def helper():
+    pass
+
+
+@jit
+def other_kernel(x):
+    pass
+"""
+    defs = [(d.symbol, d.line, d.kind) for d in scan.python_definitions(code)]
+    assert defs == [("_kernel", 7, "triton"), ("other_kernel", 16, "triton")]
+
+
+def test_python_test_references_know_their_test() -> None:
+    code = """from vllm import _custom_ops as ops
+
+
+class TestNorm:
+    def test_rms_norm(self):
+        ops.rms_norm(1)
+
+
+def test_fused():
+    ops.fused_add_rms_norm(2)
+    ops.rms_norm(3)
+"""
+    refs = {(r.token, r.test) for r in scan.python_test_refs(code, frozenset({"rms_norm", "fused_add_rms_norm"}))}
+    assert refs == {
+        ("rms_norm", "TestNorm::test_rms_norm"),
+        ("fused_add_rms_norm", "test_fused"),
+        ("rms_norm", "test_fused"),
+    }
+
+
+def test_cmake_targets_and_test_paths() -> None:
+    cmake = "add_gtest_executable(test_gemm_universal test_gemm_universal_bf16.cpp test_util.cpp)\n"
+    assert scan.cmake_targets(cmake) == [("test_gemm_universal", ["test_gemm_universal_bf16.cpp", "test_util.cpp"])]
+    assert scan.is_test_path("tests/kernels/core/test_layernorm.py")
+    assert scan.is_test_path("test/gemm/gemm_bf16.cpp")
+    assert not scan.is_test_path("tests/utils.py")
+    assert not scan.is_test_path("vllm/model_executor/layers/layernorm.py")
+
+
+def test_aiter_symbols_in_tables_and_code_objects() -> None:
+    table = "arch,knl_name\ngfx942,_ZN5aiter19fmha_fwd_hd128_bf16E\n"
+    assert [(d.symbol, d.line) for d in scan.asm_definitions(table)] == [("fmha_fwd_hd128_bf16", 2)]
+    elf = "\x7fELF\x00\x00_ZN5aiter19fmha_fwd_hd128_bf16E\x00_ZN5aiter19fmha_fwd_hd128_bf16E.kd\x00"
+    assert [d.symbol for d in scan.asm_definitions(elf)] == ["fmha_fwd_hd128_bf16"]
