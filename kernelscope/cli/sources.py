@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -11,14 +13,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from kernelscope import api
 from kernelscope.cli._common import emit, err, guarded, out, pick
 from kernelscope.presenters.sources import FIND_PRESENTERS, INDEX_PRESENTERS, find_renderable, index_renderable
+from kernelscope.sources.index import Progress as IndexProgress
 
 DbOption = Annotated[
     Optional[Path], typer.Option("--db", help="Index file (default: $KSCOPE_INDEX or ~/.cache/kernelscope).")
 ]
 
 
-def _bar() -> Progress:
-    return Progress(
+@contextmanager
+def _indexing_bar(first: str) -> Iterator[IndexProgress]:
+    """A progress bar for index builds; yields the callback the index reports its stages to."""
+    with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -26,7 +31,9 @@ def _bar() -> Progress:
         console=err,
         transient=True,
         disable=not err.is_terminal,
-    )
+    ) as bar:
+        task = bar.add_task(first, total=None)
+        yield lambda stage, done, total: bar.update(task, description=stage, completed=done, total=total)
 
 
 @guarded
@@ -38,13 +45,8 @@ def index(
 ) -> None:
     """Index kernel definitions and tests of source repositories (incremental on re-run)."""
     presenter = pick({"json": json}, output, INDEX_PRESENTERS)
-    with _bar() as bar:
-        task = bar.add_task("listing files", total=None)
-        summaries = api.index_sources(
-            repos,
-            db=db,
-            progress=lambda stage, done, total: bar.update(task, description=stage, completed=done, total=total),
-        )
+    with _indexing_bar("listing files") as progress:
+        summaries = api.index_sources(repos, db=db, progress=progress)
     if presenter is None:
         out.print(index_renderable(summaries))
     else:
@@ -66,15 +68,8 @@ def find(
 ) -> None:
     """Find each kernel's source: resolved | ambiguous | no_source | not_found, URL, tests to run."""
     presenter = pick({"json": json, "csv": csv, "markdown": markdown}, output, FIND_PRESENTERS)
-    with _bar() as bar:
-        task = bar.add_task("indexing", total=None)
-        matches = api.locate_sources(
-            names or [],
-            file=file,
-            repos=repo or (),
-            db=db,
-            progress=lambda stage, done, total: bar.update(task, description=stage, completed=done, total=total),
-        )
+    with _indexing_bar("indexing") as progress:
+        matches = api.locate_sources(names or [], file=file, repos=repo or (), db=db, progress=progress)
     if presenter is None:
         out.print(find_renderable(matches))
     else:
