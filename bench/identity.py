@@ -1,0 +1,77 @@
+"""Classifier accuracy on hand-labeled real names, and its throughput.
+
+Sets (``tests/data/names``): ``corpus.jsonl`` (the shared corpus), ``heldout.jsonl`` (collected and
+labeled separately from other public traces; used for one round of rule fixes, numbers before and
+after are in RESULTS.md), ``blind.jsonl`` when present (collected after the rules were frozen, never
+used to tune them). Throughput: all names of all sets, repeated to ``--names`` distinct strings
+(a numeric suffix keeps them distinct, so nothing is served from a cache), one ``classify`` call.
+Usage: ``python bench/identity.py [--names 20000] [--no-results]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from _common import ROOT, machine, write_results
+
+from kernelscope.identity import classify
+
+SETS = ROOT / "tests" / "data" / "names"
+HEADING = "## Kernel identity: accuracy on labeled real names, throughput"
+FIELDS = ("kind", "category", "function", "dtype")
+
+
+def score(path: Path) -> dict[str, float]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    got = classify([r["name"] for r in rows])
+    return {
+        "n": len(rows),
+        **{f: sum(r[f] == getattr(g, f) for r, g in zip(rows, got, strict=True)) / len(rows) for f in FIELDS},
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--names", type=int, default=20000)
+    ap.add_argument("--no-results", action="store_true")
+    args = ap.parse_args()
+    sets = sorted(SETS.glob("*.jsonl"))
+    scores = {p.name: score(p) for p in sets}
+    base = [json.loads(line)["name"] for p in sets for line in p.read_text().splitlines() if line.strip()]
+    # distinct strings: a suffix on bare names, a different template argument count on C++ ones
+    names = [
+        f"{n}_{i}" if "<" not in n else n.replace("<", f"<{i}, ", 1)
+        for i in range(args.names // len(base) + 1)
+        for n in base
+    ][: args.names]
+    t0 = time.perf_counter()
+    classify(names)
+    seconds = time.perf_counter() - t0
+    mach = machine(("msgspec", "pyyaml"))
+    lines = [
+        HEADING,
+        "",
+        f"Date {time.strftime('%Y-%m-%d')}; {mach['cpus']} CPUs ({mach['cpu']}), Python {mach['python']}. "
+        "Command: `python bench/identity.py`. Targets: kind at least 95 %, category at least 90 %.",
+        "",
+        "| set | names | kind | category | function | dtype |",
+        "|---|---:|---:|---:|---:|---:|",
+        *(
+            f"| {name} | {s['n']:.0f} | " + " | ".join(f"{s[f]:.1%}" for f in FIELDS) + " |"
+            for name, s in scores.items()
+        ),
+        "",
+        f"Throughput: {len(names):,} distinct names in {seconds:.2f} s ({len(names) / seconds:,.0f} names/s, "
+        "one batched c++filt call included).",
+    ]
+    section = "\n".join(lines) + "\n"
+    print(section)
+    if not args.no_results:
+        write_results(section, HEADING)
+
+
+if __name__ == "__main__":
+    main()
