@@ -7,6 +7,7 @@ to exist on disk at lookup time.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
@@ -39,6 +40,7 @@ REPO_HINTS = {
 }
 _PY_DEFS = {"triton": 4.0, "cute": 3.0, "op": 1.0}
 _CXX_DEFS = {"global": 4.0, "macro": 4.0, "struct": 3.0, "function": 2.0, "asm": 1.0}
+_ROCM_PATH = re.compile(r"rocm|amd|(?:^|[/_.])hip(?:$|[/_.])|(?<=[a-z])hip\b")
 _NOT_PRODUCT = {"test", "tests", "benchmark", "benchmarks", "bench", "example", "examples", "tutorials", "docs"}
 
 
@@ -84,6 +86,9 @@ def _definition_score(ident: KernelIdentity, kind: str, namespace: str, repo: st
     score += min(1.5, 0.25 * len(_context(ident) & set(words(p.stem).split())))
     if any(h in repo.lower() for h in REPO_HINTS.get(ident.kind, ())):
         score += 1.0
+    rocm_file = bool(_ROCM_PATH.search(path.lower())) or p.suffix == ".hip"
+    if (ident.vendor == "amd" and rocm_file) or (ident.vendor == "nvidia" and not rocm_file):
+        score += 0.5  # a ROCm name prefers the ROCm copy of a kernel (ROCmLoops.cuh vs CUDALoops.cuh)
     if set(p.parts[:-1]) & _NOT_PRODUCT:
         score -= 1.5
     return score

@@ -69,6 +69,7 @@ _STOP = frozenset(
         "shape",
     ]
 )
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")
 _SUFFIXES = re.compile(r"(?:_kernel_impl|_kernel_cuda|_kernel|Kernel|_cuda|_impl|_fwd_kernel)$")
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -114,8 +115,16 @@ def default_db() -> Path:
 
 
 def link_tokens(symbol: str, path: str) -> set[str]:
-    """Identifiers a test would use to reach this kernel: the symbol, its op name, its module."""
-    toks = {symbol, symbol.strip("_"), _SUFFIXES.sub("", symbol.strip("_"))}
+    """Identifiers a test would use to reach this kernel: the symbol, its op name, its module.
+
+    An op name that is one short generic word (``reduce`` from ``reduce_kernel``, ``where`` from
+    ``where_kernel_impl``) is left out: tests that say it are not tests of this kernel.
+    """
+    bare = symbol.strip("_")
+    op = _SUFFIXES.sub("", bare)
+    toks = {symbol, bare}
+    if op != bare and (len(op) >= 8 or "_" in op or _CAMEL.search(op)):
+        toks.add(op)
     p = PurePosixPath(path)
     if p.suffix == ".py":
         toks.update({p.stem, p.stem.lstrip("_")})
