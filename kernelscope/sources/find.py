@@ -40,7 +40,7 @@ REPO_HINTS = {
 }
 _PY_DEFS = {"triton": 4.0, "cute": 3.0, "op": 1.0}
 _CXX_DEFS = {"global": 4.0, "macro": 4.0, "struct": 3.0, "function": 2.0, "asm": 1.0}
-_ROCM_PATH = re.compile(r"rocm|amd|(?:^|[/_.])hip(?:$|[/_.])|(?<=[a-z])hip\b")
+_ROCM_PATH = re.compile(r"rocm|amd|(?:^|[/_.])hip(?:$|[/_.])")
 _NOT_PRODUCT = {"test", "tests", "benchmark", "benchmarks", "bench", "example", "examples", "tutorials", "docs"}
 
 
