@@ -55,6 +55,7 @@ def main() -> None:
     ap.add_argument("--names", type=Path, default=NAMES)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-results", action="store_true")
+    ap.add_argument("--note", action="append", help="a line to record with the results (e.g. checkout provenance)")
     args = ap.parse_args()
     rg = shutil.which("rg")
     if rg is None:
@@ -79,10 +80,13 @@ def main() -> None:
     rg_s, hits = ripgrep(rg, searched, repos)
     status = Counter(m.status for m in matches)
     resolved = [m for m in matches if m.status == "resolved" and m.location]
-    agree = sum(
-        any(h.endswith("/" + m.location.path) for h in hits.get(m.function, ()))  # type: ignore[union-attr]
+    disagree = [
+        m
         for m in resolved
-    )
+        if not any(h.endswith("/" + m.location.path) for h in hits.get(m.function, ()))  # type: ignore[union-attr]
+    ]
+    agree = len(resolved) - len(disagree)
+    binary = sum(m.location.path.endswith(".co") for m in disagree)  # type: ignore[union-attr]
     with_tests = sum(bool(m.tests) for m in resolved)
     best = min(warm)
     mach = machine(("msgspec", "numpy"))
@@ -116,8 +120,10 @@ def main() -> None:
         "",
         "Answers: "
         + ", ".join(f"{k} {status[k]}" for k in ("resolved", "ambiguous", "no_source", "not_found"))
-        + f". Of the {len(resolved)} resolved, ripgrep finds the symbol in the resolved file for {agree}; "
-        f"{with_tests} come with at least one test.",
+        + f". Of the {len(resolved)} resolved, ripgrep finds the symbol in the resolved file for {agree}"
+        + (f" ({binary} more are code objects, which ripgrep skips as binary)" if binary else "")
+        + f"; {with_tests} come with at least one test.",
+        *(["", *args.note] if args.note else []),
     ]
     section = "\n".join(lines) + "\n"
     print(section)

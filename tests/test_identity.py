@@ -147,3 +147,14 @@ def test_aten_wrappers_unwrap_to_the_functor() -> None:
     assert (add.function, add.category, add.dtype) == ("CUDAFunctor_add", "elementwise", "fp32")
     assert (reduce_.function, reduce_.category) == ("MaxNanFunctor", "reduce")
     assert (copy.function, copy.category, copy.dtype) == ("direct_copy_kernel_cuda", "copy", "fp32")
+
+
+def test_sfinae_return_type_is_not_the_function() -> None:
+    (ident,) = classify(
+        [
+            "std::enable_if<(((8)>(0)))&&vllm::_typeConvert<c10::BFloat16>::exists, void>::type vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, long, c10::BFloat16*, c10::BFloat16 const*, float, int, int)"
+        ]
+    )
+    assert (ident.kind, ident.category, ident.function, ident.namespace, ident.dtype) == (
+        "vllm", "norm", "fused_add_rms_norm_kernel", "vllm", "bf16"
+    )

@@ -100,3 +100,14 @@ def test_aiter_symbols_in_tables_and_code_objects() -> None:
     assert [(d.symbol, d.line) for d in scan.asm_definitions(table)] == [("fmha_fwd_hd128_bf16", 2)]
     elf = "\x7fELF\x00\x00_ZN5aiter19fmha_fwd_hd128_bf16E\x00_ZN5aiter19fmha_fwd_hd128_bf16E.kd\x00"
     assert [d.symbol for d in scan.asm_definitions(elf)] == ["fmha_fwd_hd128_bf16"]
+
+
+def test_cutlass_headers_count_as_gpu_sources() -> None:
+    code = (
+        "namespace flash {\ntemplate <class M>\nclass FlashAttnFwdSm90 {\n"
+        "  CUTLASS_DEVICE void operator()() {}\n};\n}\n"
+    )
+    defs = [
+        (d.symbol, d.line, d.kind, d.namespace) for d in scan.cxx_definitions(code, "hopper/flash_fwd_kernel_sm90.h")
+    ]
+    assert defs == [("FlashAttnFwdSm90", 3, "struct", "flash")]

@@ -16,6 +16,8 @@ _AMD_SUFFIX = re.compile(r"(?:\.kd|\s*\[clone \.kd\])\s*$")
 _TRUNCATION = re.compile(r"\s*(?:\.\.\.|…)\s*$")
 _ANON = re.compile(r"\(anonymous namespace\)::|<unnamed>::|\{anonymous\}::")
 _RETURN = re.compile(r"^(?:void|int|float|auto|__global__ void)\s+(?=[\w:~(])")
+# SFINAE return types: "std::enable_if<cond, void>::type vllm::kern<...>(...)"
+_ENABLE_IF = re.compile(r"^(?:typename\s+)?(?:std::)?enable_if(?:_t)?<.*?>(?:::type)?\s+(?=[\w:~])")
 # "operator ()" (nvcc) and "operator()" (gcc) name the call operator, not a parameter list.
 _OPERATOR = re.compile(r"operator\s*\(\)")
 
@@ -116,6 +118,7 @@ def clean(demangled: str) -> str:
     """Suffixes, truncation marks, anonymous namespaces and the return type removed."""
     s = _TRUNCATION.sub("", strip_suffixes(demangled))
     s = _ANON.sub("", s)
+    s = _ENABLE_IF.sub("", s)
     return _RETURN.sub("", s).strip()
 
 

@@ -150,7 +150,20 @@ _FUNC = re.compile(
     re.M,
 )
 _NS_OR_BRACE = re.compile(r"\bnamespace\s+([\w:]*)\s*\{|[{}]")
-_GPU_MARKERS = ("__global__", "__device__", "CK_TILE_DEVICE", "__host__")
+_GPU_MARKERS = (
+    "__global__",
+    "__device__",
+    "__host__",
+    "CK_TILE_DEVICE",
+    "CUTLASS_DEVICE",
+    "CUTLASS_HOST_DEVICE",
+    "CUTLASS_GLOBAL",
+    "CUTE_DEVICE",
+    "CUTE_HOST_DEVICE",
+    "C10_DEVICE",
+    "C10_HOST_DEVICE",
+    "GPU_LAMBDA",
+)
 
 
 def _blank_comments(text: str) -> str:
