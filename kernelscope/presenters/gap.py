@@ -89,7 +89,8 @@ def rich_renderable(result: GapResult, top: int | None = None, width: int = 200)
         hidden |= {"source_status", "source", "test_command"}
     name_width = max(24, min(100, width - (80 if width < 150 else 115)))
     for t in tables(result):
-        show = [c for c in t.columns if c.key not in hidden]
+        # identity columns stay empty when rows are groups (--group-by category/kind): drop them
+        show = [c for c in t.columns if c.key not in hidden and any(r.get(c.key) is not None for r in t.rows)]
         if any(r.get("rank") is not None for r in t.rows):
             show.append(next(c for c in t.columns if c.key == "rank"))
         tab = RichTable(title=t.title, title_justify="left", header_style="bold", expand=False)
