@@ -12,10 +12,10 @@ from kernelscope.identity import classify
 from kernelscope.identity.demangle import demangle_all
 
 DATA = Path(__file__).parent / "data" / "names"
-# Real names as profilers printed them, labeled by hand per the taxonomy: corpus.jsonl is the shared
-# corpus; heldout.jsonl was collected and labeled separately, from other public traces, without the
-# classifier, so it measures how the rules generalize.
-SETS = ["corpus.jsonl", "heldout.jsonl"]
+# Real names as profilers printed them, labeled by hand per the taxonomy (docs/identity.md says how
+# each set was collected): corpus.jsonl is the shared corpus; heldout.jsonl and blind.jsonl were
+# collected and labeled separately, from other public traces, without looking at the classifier.
+SETS = sorted(p.name for p in DATA.glob("*.jsonl"))
 
 
 def _labeled(name: str) -> list[dict[str, str | None]]:
