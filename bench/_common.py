@@ -50,3 +50,11 @@ def write_results(section: str, heading: str) -> None:
     parts = [p for p in parts if not p.startswith(heading + "\n")]
     body = "".join(parts).rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
     RESULTS.write_text(body)
+
+
+def publish(lines: list[str], heading: str, write: bool) -> None:
+    """Print a results section and, unless told not to, record it in RESULTS.md."""
+    section = "\n".join(lines) + "\n"
+    print(section)
+    if write:
+        write_results(section, heading)

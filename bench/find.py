@@ -28,7 +28,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from _common import ROOT, machine, write_results
+from _common import ROOT, machine, publish
 
 from kernelscope.sources.find import NO_SOURCE, Finder
 from kernelscope.sources.index import SourceIndex
@@ -131,10 +131,7 @@ def main() -> None:
         f"{rg_found} of the {len(searched)} names it searched (a hit list to read, not a definition).",
         *(["", *args.note] if args.note else []),
     ]
-    section = "\n".join(lines) + "\n"
-    print(section)
-    if not args.no_results:
-        write_results(section, HEADING)
+    publish(lines, HEADING, write=not args.no_results)
 
 
 if __name__ == "__main__":

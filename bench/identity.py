@@ -15,7 +15,7 @@ import json
 import time
 from pathlib import Path
 
-from _common import ROOT, machine, write_results
+from _common import ROOT, machine, publish
 
 from kernelscope.identity import classify
 
@@ -67,10 +67,7 @@ def main() -> None:
         f"Throughput: {len(names):,} distinct names in {seconds:.2f} s ({len(names) / seconds:,.0f} names/s, "
         "one batched c++filt call included).",
     ]
-    section = "\n".join(lines) + "\n"
-    print(section)
-    if not args.no_results:
-        write_results(section, HEADING)
+    publish(lines, HEADING, write=not args.no_results)
 
 
 if __name__ == "__main__":
