@@ -144,6 +144,21 @@ def _function(rule: Rule, fn: str) -> str:
     return fn
 
 
+def _category(kind: str, fields: dict[str, str], rules: RuleSet) -> tuple[str, str]:
+    """The first category rule that decides; when that is only a default (``other``, a kind's usual
+    category), the words of the template arguments and namespaces get a say: the operation of
+    ``thrust::…::__parallel_for::kernel<…>`` or ``Eigen::…::EigenMetaKernel<…TensorReductionOp…>``
+    is in its arguments, not in its function name."""
+    usable = [r for r in rules.categories if not r.kinds or kind in r.kinds]
+    rule = next(r for r in usable if r.applies(fields))
+    if rule.id in rules.fallbacks:
+        context = {**fields, "words": fields["context"]}
+        hit = next((r for r in usable if "words" in r.match and r.applies(context)), None)
+        if hit is not None:
+            return hit.category or "other", f"{hit.id}(context)"
+    return rule.category or "other", rule.id
+
+
 def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
     raw = name.strip()
     truncated = cxx.is_truncated(raw) or dm.repaired
@@ -169,14 +184,15 @@ def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
         "text": text,
         "words": words(function),
         "ns": words(*namespaces),
+        # the library's own name (fbgemm_gpu, thrust) says nothing of the operation
+        "context": " ".join(w for w in words(text).split() if not namespaces or w not in words(namespaces[0]).split()),
     }
     kind_rule = next(r for r in rules.kinds if r.applies(fields))
     kind = kind_rule.kind or "unknown"
     if kind_rule.category:
         category, category_rule = kind_rule.category, kind_rule.id
     else:
-        cat_rule = next(r for r in rules.categories if (not r.kinds or kind in r.kinds) and r.applies(fields))
-        category, category_rule = cat_rule.category or "other", cat_rule.id
+        category, category_rule = _category(kind, fields, rules)
     texts = {"name": plain, "text": text, "raw": raw}
     return KernelIdentity(
         name=name,

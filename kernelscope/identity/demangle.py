@@ -24,6 +24,7 @@ from kernelscope.errors import MissingToolError
 _BITINT = re.compile(r"D([BU])(\d+)_")
 _BITINT_OUT = re.compile(r"_(Bit|UBit)Int_(\d+)")
 _MANGLED = re.compile(r"^_Z[A-Za-z0-9_$.]*")
+_NV_STATIC = re.compile(r"^__nv_static_\w*?_(_Z[NL0-9]\w*)$")
 _MAX_CUT = 24
 _MAX_CLOSE = 7
 _CLOSERS = tuple("E" * k + tail for k in range(_MAX_CLOSE + 1) for tail in ("", "v", "vv", "Ev"))
@@ -68,6 +69,9 @@ def _symbol(name: str) -> str | None:
     s = name.strip()
     for suffix in (".kd", "...", "…"):
         s = s.removesuffix(suffix)
+    nv = _NV_STATIC.match(s)  # nvcc's internal-linkage prefix on a mangled name
+    if nv is not None:
+        s = nv.group(1)
     m = _MANGLED.match(s)
     return m.group(0) if m and m.group(0) == s else None
 

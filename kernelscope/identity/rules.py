@@ -12,7 +12,7 @@ import yaml
 
 from kernelscope.errors import InputError
 
-FIELDS = ("name", "bare", "mangled", "kd", "head", "path", "function", "wrapper", "text", "words", "ns")
+FIELDS = ("name", "bare", "mangled", "kd", "head", "path", "function", "wrapper", "text", "words", "ns", "context")
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,7 @@ class RuleSet:
     token_dtypes: tuple[tuple[str, re.Pattern[str]], ...]
     tensile_dtype: re.Pattern[str]
     tensile_map: dict[str, str] = field(default_factory=dict)
+    fallbacks: frozenset[str] = frozenset()  # category rules that only give a default
 
 
 def _compile(where: str, pattern: str) -> re.Pattern[str]:
@@ -110,6 +111,7 @@ def parse(doc: dict[str, Any]) -> RuleSet:
         token_dtypes=tuple((e["dtype"], _compile("dtypes.tokens", e["pattern"])) for e in dt["tokens"]),
         tensile_dtype=_compile("dtypes.tensile", dt["tensile"]["pattern"]),
         tensile_map=dict(dt["tensile"]["map"]),
+        fallbacks=frozenset(doc.get("fallbacks") or ()),
     )
     ids = [r.id for r in (*rs.kinds, *rs.categories)]
     dup = {i for i in ids if ids.count(i) > 1}
