@@ -37,6 +37,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--names", type=int, default=20000)
     ap.add_argument("--no-results", action="store_true")
+    ap.add_argument("--note", action="append", help="a line to record with the results")
     args = ap.parse_args()
     sets = sorted(SETS.glob("*.jsonl"))
     scores = {p.name: score(p) for p in sets}
@@ -66,6 +67,7 @@ def main() -> None:
         "",
         f"Throughput: {len(names):,} distinct names in {seconds:.2f} s ({len(names) / seconds:,.0f} names/s, "
         "one batched c++filt call included).",
+        *(["", *args.note] if args.note else []),
     ]
     publish(lines, HEADING, write=not args.no_results)
 
