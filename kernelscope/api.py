@@ -11,10 +11,14 @@ import msgspec
 
 from kernelscope import readers
 from kernelscope.analyses.gap import GapAccumulator, GapOptions, GapResult, GroupBy, attach_sources, gap
+from kernelscope.analyses.occupancy import arch_limits, occupancy
 from kernelscope.analyses.window import Window, phases, select
+from kernelscope.ceilings.measure import CeilingProfile
+from kernelscope.codeobj.read import read_code_objects
 from kernelscope.errors import FormatError, InputError
 from kernelscope.identity import classify
 from kernelscope.model import Profile
+from kernelscope.model.codeobj import CodeObject
 from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.source import SourceMatch
 from kernelscope.profiling import ProfileConfig, ProfileRun
@@ -216,3 +220,33 @@ def locate_sources(
         return Finder(index, [Path(r) for r in repos]).find(all_names)
     finally:
         index.close()
+
+
+def isa(
+    paths: Sequence[str | Path], *, block_size: int | None = None, dynamic_shared: int | None = None
+) -> list[CodeObject]:
+    """``kscope isa``: resources, instruction mix and occupancy of every kernel in the code objects."""
+    if not paths:
+        raise InputError("no code objects given")
+    if block_size is not None and block_size <= 0:
+        raise InputError(f"--block-size {block_size}: must be a positive thread count")
+    objs = read_code_objects([Path(p) for p in paths])
+    for o in objs:
+        for k in o.kernels:
+            k.occupancy = occupancy(k, block_size, dynamic_shared)
+            if k.occupancy is None and arch_limits(k.arch) is None:
+                note = f"occupancy: no limits for {k.arch} in kernelscope/data/arch"
+                if note not in o.notes:
+                    o.notes.append(note)
+    return objs
+
+
+def ceilings(*, gib: float = 2.0, repeats: int = 20, save: bool = True) -> tuple[CeilingProfile, Path | None]:
+    """``kscope ceilings``: measure the present GPU; with ``save`` the profile is stored for roofline."""
+    if gib <= 0 or repeats <= 0:
+        raise InputError("--gib and --repeats must be positive")
+    from kernelscope.ceilings.measure import measure  # imports torch: only when asked
+    from kernelscope.ceilings.store import save_profile
+
+    profile = measure(gib=gib, repeats=repeats)
+    return profile, save_profile(profile) if save else None

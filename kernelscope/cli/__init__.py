@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import typer
 
+from kernelscope.cli.ceilings import ceilings
 from kernelscope.cli.classify import classify
 from kernelscope.cli.demo import demo
 from kernelscope.cli.gap import gap
+from kernelscope.cli.isa import isa
 from kernelscope.cli.profile import profile
 from kernelscope.cli.sources import find, index
 
@@ -28,6 +30,8 @@ app.command()(gap)
 app.command()(classify)
 app.command()(index)
 app.command()(find)
+app.command()(isa)
+app.command()(ceilings)
 app.command()(demo)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(profile)
 

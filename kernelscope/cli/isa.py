@@ -1,0 +1,41 @@
+"""``kscope isa``: read GPU code objects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from kernelscope import api
+from kernelscope.cli._common import emit, guarded, out, pick
+from kernelscope.presenters.isa import PRESENTERS, rich_renderable
+
+
+@guarded
+def isa(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Code objects: .hsaco/.co/.o, offload bundles, .cubin, .fatbin, ELF/.so with fatbins, "
+            "Triton cache directories."
+        ),
+    ],
+    block_size: Annotated[
+        Optional[int], typer.Option(help="Threads per block/workgroup for occupancy (default: compiler metadata).")
+    ] = None,
+    dynamic_shared: Annotated[
+        Optional[int], typer.Option(help="Dynamic shared memory / LDS bytes per block (default: Triton metadata or 0).")
+    ] = None,
+    json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.isa.v1.")] = False,
+    csv: Annotated[bool, typer.Option("--csv", help="CSV.")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Markdown.")] = False,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to FILE.")] = None,
+) -> None:
+    """Registers, spills, LDS/shared memory, scratch, instruction mix and occupancy of each kernel."""
+    presenter = pick({"json": json, "csv": csv, "markdown": markdown}, output, PRESENTERS)
+    objs = api.isa(paths, block_size=block_size, dynamic_shared=dynamic_shared)
+    if presenter is None:
+        out.print(rich_renderable(objs))
+    else:
+        emit(presenter, objs, output)

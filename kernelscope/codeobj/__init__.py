@@ -1,0 +1,1 @@
+"""Reading GPU code objects: AMD (amdhsa ELF, offload bundles) and NVIDIA (cubin, fatbin, host ELF)."""

@@ -1,0 +1,139 @@
+"""AMDGPU code objects: the amdhsa metadata note (msgpack) and LLVM disassembly.
+
+Quirks kept here: the ELF is identified by ``e_machine`` 224 (EM_AMDGPU) — pyelftools prints its
+OS ABI byte as an ARM one; the target id comes in two spellings (``amdgcn-amd-amdhsa--gfx942:…`` from
+clang, ``amdgpu9.42-amd-amdhsa-unknown-gfx942`` from Triton 3.9); on gfx90a and later ``.vgpr_count``
+is the unified total of architectural VGPRs and AGPRs.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import struct
+import subprocess
+from pathlib import Path
+
+import msgpack
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import NoteSection
+
+from kernelscope.codeobj.tools import llvm_objdump
+from kernelscope.errors import FormatError, ToolFailedError
+from kernelscope.model.codeobj import CodeObject, KernelCode
+
+EM_AMDGPU = 224
+NT_AMDGPU_METADATA = 32
+BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
+_GFX = re.compile(r"(gfx[0-9a-f]+)")
+# unified VGPR files: arch VGPRs and AGPRs share one 512-entry file (CDNA2 and later)
+UNIFIED_VGPR = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx950")
+
+
+def is_amdgpu_elf(data: bytes) -> bool:
+    return data[:4] == b"\x7fELF" and len(data) > 20 and struct.unpack_from("<H", data, 18)[0] == EM_AMDGPU
+
+
+def _metadata(path: Path, data: bytes) -> dict[str, object]:
+    try:
+        elf = ELFFile(io.BytesIO(data))
+        for sec in elf.iter_sections():
+            if not isinstance(sec, NoteSection):
+                continue
+            for note in sec.iter_notes():
+                if note["n_name"] == "AMDGPU" and str(note["n_type"]) in (
+                    str(NT_AMDGPU_METADATA),
+                    "NT_AMDGPU_METADATA",
+                ):
+                    desc = note["n_descdata"]
+                    raw = desc if isinstance(desc, bytes) else desc.encode("latin-1")
+                    doc = msgpack.unpackb(raw, raw=False, strict_map_key=False)
+                    if isinstance(doc, dict):
+                        return doc
+    except (ELFError, ValueError, msgpack.UnpackException) as exc:
+        raise FormatError(path, "an AMDGPU code object", f"an unreadable ELF ({exc})") from None
+    raise FormatError(path, "an AMDGPU code object with amdhsa metadata", "no AMDGPU metadata note (code object v2?)")
+
+
+def _int(meta: dict[str, object], key: str) -> int | None:
+    v = meta.get(key)
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def read_elf(path: Path, data: bytes, fmt: str = "hsaco") -> CodeObject:
+    meta = _metadata(path, data)
+    target = str(meta.get("amdhsa.target", ""))
+    m = _GFX.search(target)
+    arch = m.group(1) if m else "unknown"
+    kernels = []
+    listed = meta.get("amdhsa.kernels")
+    for k in listed if isinstance(listed, list) else []:
+        if not isinstance(k, dict):
+            continue
+        vgpr, agpr = _int(k, ".vgpr_count"), _int(k, ".agpr_count")
+        unified = arch in UNIFIED_VGPR
+        kernels.append(
+            KernelCode(
+                name=str(k.get(".name", k.get(".symbol", "?"))),
+                arch=arch,
+                vendor="amd",
+                vgpr=vgpr,
+                arch_vgpr=(vgpr - (agpr or 0)) if unified and vgpr is not None else vgpr,
+                agpr=agpr,
+                sgpr=_int(k, ".sgpr_count"),
+                vgpr_spill=_int(k, ".vgpr_spill_count"),
+                sgpr_spill=_int(k, ".sgpr_spill_count"),
+                lds_bytes=_int(k, ".group_segment_fixed_size"),
+                scratch_bytes=_int(k, ".private_segment_fixed_size"),
+                wave_size=_int(k, ".wavefront_size"),
+                max_workgroup_size=_int(k, ".max_flat_workgroup_size"),
+                kernarg_bytes=_int(k, ".kernarg_segment_size"),
+                dynamic_stack=bool(k[".uses_dynamic_stack"]) if ".uses_dynamic_stack" in k else None,
+            )
+        )
+    return CodeObject(path=str(path), format=fmt, vendor="amd", arch=arch, target=target or None, kernels=kernels)
+
+
+def unbundle(path: Path, data: bytes) -> list[tuple[str, bytes]]:
+    """(triple, ELF bytes) of every AMDGPU entry of a clang offload bundle (uncompressed)."""
+    if not data.startswith(BUNDLE_MAGIC):
+        raise FormatError(path, "a clang offload bundle", "another file")
+    try:
+        (count,) = struct.unpack_from("<Q", data, len(BUNDLE_MAGIC))
+        off, out = len(BUNDLE_MAGIC) + 8, []
+        for _ in range(count):
+            start, size, tlen = struct.unpack_from("<QQQ", data, off)
+            triple = data[off + 24 : off + 24 + tlen].decode()
+            off += 24 + tlen
+            blob = data[start : start + size]
+            if "amdgcn" in triple and is_amdgpu_elf(blob):
+                out.append((triple, blob))
+    except (struct.error, UnicodeDecodeError) as exc:
+        raise FormatError(path, "a clang offload bundle", f"a corrupt bundle header ({exc})") from None
+    return out
+
+
+# --- disassembly -----------------------------------------------------------------------------------
+
+_LABEL = re.compile(r"^[0-9a-f]+ <(.+)>:$")
+
+
+def disassemble(path: Path, arch: str) -> tuple[dict[str, list[str]], str]:
+    """Instruction lines per kernel symbol, and the tool that produced them."""
+    tool = llvm_objdump()
+    proc = subprocess.run([tool, "-d", f"--mcpu={arch}", str(path)], capture_output=True, text=True, check=False)
+    if proc.returncode != 0 or "not a recognized processor" in proc.stderr:
+        first = (proc.stderr.strip().splitlines() or ["no output"])[0]
+        raise ToolFailedError(f"{Path(tool).name} cannot disassemble {arch}: {first}")
+    per: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in proc.stdout.splitlines():
+        m = _LABEL.match(line)
+        if m:
+            current = per.setdefault(m.group(1), [])
+        elif current is not None and line.startswith("\t"):
+            current.append(line.strip().split("//", 1)[0].strip())
+    version = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout
+    ver = re.search(r"LLVM version ([\d.]+)", version)
+    return per, f"llvm-objdump {ver.group(1) if ver else '?'}"

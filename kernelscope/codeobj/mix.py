@@ -1,0 +1,132 @@
+"""Instruction mix: each disassembled instruction counted into one class, per vendor.
+
+AMD classes follow the CDNA/RDNA ISA encodings (MFMA/WMMA matrix ops, packed dot ops, VALU, SALU,
+VMEM/SMEM/LDS by access width, branches, waits incl. RDNA4 ``s_wait_*``); ``v_dual_*`` (RDNA VOPD) is
+two VALU ops. ``scratch_*`` and ``v_accvgpr_*`` are also counted on their own (spills, AGPR traffic).
+NVIDIA classes follow SASS opcodes: tensor-core MMAs (HGMMA/QGMMA/IGMMA/HMMA/IMMA/… and Blackwell
+UTC*MMA), FP32 pipe ops, MUFU, global/shared/local memory by width, barriers, TMA, atomics, branches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+_AMD_WIDTH = {
+    "dword": "b32",
+    "dwordx2": "b64",
+    "dwordx3": "b96",
+    "dwordx4": "b128",
+    "ubyte": "b8",
+    "sbyte": "b8",
+    "ushort": "b16",
+    "sshort": "b16",
+    "short": "b16",
+    "byte": "b8",
+    "u8": "b8",
+    "i8": "b8",
+    "u16": "b16",
+    "i16": "b16",
+    "b8": "b8",
+    "b16": "b16",
+    "b32": "b32",
+    "b64": "b64",
+    "b96": "b96",
+    "b128": "b128",
+}
+_AMD = [  # (class, pattern on the mnemonic), first match wins
+    ("matrix", re.compile(r"^v_(?:mfma|smfmac|wmma|swmmac)")),
+    ("accvgpr", re.compile(r"^v_accvgpr_")),
+    ("dot", re.compile(r"^v_dot\d")),
+    ("scratch_load", re.compile(r"^scratch_load")),
+    ("scratch_store", re.compile(r"^scratch_store")),
+    ("vmem_load", re.compile(r"^(?:global|buffer|flat|tbuffer)_load")),
+    ("vmem_store", re.compile(r"^(?:global|buffer|flat|tbuffer)_store")),
+    ("vmem_atomic", re.compile(r"^(?:global|buffer|flat)_atomic")),
+    ("smem", re.compile(r"^s_(?:load|buffer_load|store|buffer_store|dcache|scratch_load)")),
+    ("lds_load", re.compile(r"^ds_(?:read|load)")),
+    ("lds_store", re.compile(r"^ds_(?:write|store)")),
+    ("lds_other", re.compile(r"^ds_")),
+    ("wait", re.compile(r"^s_(?:waitcnt|wait_)")),
+    ("barrier", re.compile(r"^s_barrier")),
+    ("branch", re.compile(r"^s_(?:branch|cbranch|setpc|swappc|getpc|call)")),
+    ("nop", re.compile(r"^s_(?:nop|delay_alu|clause|sleep)")),
+    ("salu", re.compile(r"^s_")),
+    ("valu", re.compile(r"^v_")),
+    ("export", re.compile(r"^exp")),
+]
+_WIDTH_CLASSES = ("vmem_load", "vmem_store", "lds_load", "lds_store", "scratch_load", "scratch_store")
+
+_NV = [
+    ("matrix", re.compile(r"^(?:HGMMA|QGMMA|IGMMA|BGMMA|GMMA|HMMA|IMMA|DMMA|BMMA|OMMA|QMMA|UTC\w*MMA)")),
+    ("ldl_spill", re.compile(r"^LDL")),
+    ("stl_spill", re.compile(r"^STL")),
+    ("tma", re.compile(r"^(?:UTMA\w*|UBLKCP|UBLKRED|UBLKPF|UTMACCTL|SYNCS)")),
+    ("ldg", re.compile(r"^(?:LDG|LD)(?:\.|$)")),
+    ("stg", re.compile(r"^(?:STG|ST)(?:\.|$)")),
+    ("ldgsts", re.compile(r"^LDGSTS")),
+    ("ldsm", re.compile(r"^LDSM")),
+    ("lds", re.compile(r"^LDS(?:\.|$)")),
+    ("sts", re.compile(r"^STS(?:\.|$)")),
+    ("atomic", re.compile(r"^(?:ATOM|ATOMG|ATOMS|RED|REDG|REDUX)")),
+    ("barrier", re.compile(r"^(?:BAR|WARPSYNC|MEMBAR|DEPBAR|LDGDEPBAR|ERRBAR|CCTL)")),
+    ("fp32", re.compile(r"^(?:FFMA|FMUL|FADD|FMNMX|FSEL|FSETP|FSET|FCHK|FFMA2|FADD2|FMUL2)(?:\.|$)")),
+    ("fp16_vec", re.compile(r"^(?:HFMA2|HMUL2|HADD2|HMNMX2|HSETP2|HSET2)")),
+    ("fp64", re.compile(r"^(?:DFMA|DMUL|DADD|DSETP|DMNMX)")),
+    ("mufu", re.compile(r"^MUFU")),
+    ("convert", re.compile(r"^(?:F2F|F2I|I2F|F2FP|I2FP|F2IP)")),
+    ("branch", re.compile(r"^(?:BRA|BRX|JMP|JMX|RET|EXIT|CALL|BSSY|BSYNC|BREAK|BPT)")),
+    (
+        "integer",
+        re.compile(
+            r"^(?:IMAD|IADD|IADD3|ISETP|LOP|LOP3|SHF|SHL|SHR|LEA|IMNMX|IABS|POPC|FLO|BREV|PRMT|SGXT|BMSK|VIADD|VIMNMX)"
+        ),
+    ),
+    ("uniform", re.compile(r"^U[A-Z]")),
+    ("move", re.compile(r"^(?:MOV|S2R|S2UR|CS2R|SHFL|SEL|P2R|R2P|PLOP3|LDC|R2UR|VOTE|NOP)")),
+]
+_NV_WIDTH = re.compile(r"\.(8|16|32|64|128|U8|S8|U16|S16)(?:\.|$)")
+
+
+def _amd_width(mnemonic: str) -> str:
+    tail = mnemonic.rsplit("_", 1)[-1]
+    return _AMD_WIDTH.get(tail, "other")
+
+
+_PADDING = ("s_nop", "s_code_end")
+
+
+def amd_mix(lines: Iterable[str]) -> Counter[str]:
+    body = list(lines)
+    while body and body[-1].split(None, 1)[0] in _PADDING:  # alignment padding after the last s_endpgm
+        body.pop()
+    mix: Counter[str] = Counter()
+    for line in body:
+        op = line.split(None, 1)[0] if line else ""
+        if not op or op.startswith(("<", ";")) or op.endswith(":"):
+            continue
+        if op.startswith("v_dual_"):  # VOPD: two VALU operations in one encoding
+            mix["valu"] += 2
+            continue
+        cls = next((c for c, p in _AMD if p.search(op)), "other")
+        mix[cls] += 1
+        if cls in _WIDTH_CLASSES:
+            mix[f"{cls}.{_amd_width(op)}"] += 1
+    return mix
+
+
+def nvidia_mix(opcodes: Iterable[str]) -> Counter[str]:
+    """Opcodes with modifiers as SASS prints them (``LDG.E.128.CONSTANT``, ``HGMMA.64x128x16.F32.BF16``)."""
+    mix: Counter[str] = Counter()
+    for op in opcodes:
+        cls = next((c for c, p in _NV if p.search(op)), "other")
+        mix[cls] += 1
+        if cls in ("ldg", "stg", "lds", "sts", "ldl_spill", "stl_spill"):
+            m = _NV_WIDTH.search(op)
+            mix[f"{cls}.b{_bits(m.group(1)) if m else 32}"] += 1
+    return mix
+
+
+def _bits(tok: str) -> int:
+    return int(re.sub(r"[A-Z]", "", tok))

@@ -1,0 +1,106 @@
+"""NVIDIA code objects (cubin, fatbin, host ELF/.so with embedded fatbins) through ``cuobjdump``.
+
+Resources come from ``cuobjdump --dump-resource-usage`` (REG, STACK, SHARED, LOCAL, CONSTANT[n]);
+the instruction mix from ``cuobjdump -sass``. Both print one block per embedded ELF, each headed by
+its architecture, so a fatbin with several architectures yields one kernel record per (arch, kernel).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from kernelscope.codeobj.mix import nvidia_mix
+from kernelscope.codeobj.tools import cuda_tool
+from kernelscope.errors import FormatError
+from kernelscope.model.codeobj import CodeObject, KernelCode
+
+EM_CUDA = 190
+FATBIN_MAGIC = b"\x50\xed\x55\xba"  # 0xBA55ED50 little-endian
+_ARCH = re.compile(r"(?:arch = |code for |\.target\s+)(sm_\d+[a-z]?)")
+_FUNCTION = re.compile(r"^\s*Function (\S+?):?\s*$")
+_SASS_FUNCTION = re.compile(r"^\s*Function : (\S+)")
+_RESOURCE = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
+_SASS = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.x]*)")
+
+
+def _run(args: list[str], path: Path) -> str:
+    proc = subprocess.run(args, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        first = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise FormatError(path, "a CUDA binary cuobjdump can read", first)
+    return proc.stdout
+
+
+def _resources(text: str) -> dict[tuple[str, str], dict[str, int]]:
+    out: dict[tuple[str, str], dict[str, int]] = {}
+    arch, current = "unknown", {}
+    for line in text.splitlines():
+        a = _ARCH.search(line)
+        if a:
+            arch = a.group(1)
+        f = _FUNCTION.match(line)
+        if f:
+            current = out.setdefault((arch, f.group(1)), {})
+            continue
+        if line.strip().startswith("REG:"):
+            current.update({k: int(v) for k, v in _RESOURCE.findall(line)})
+    return out
+
+
+def _sass(text: str) -> dict[tuple[str, str], list[str]]:
+    out: dict[tuple[str, str], list[str]] = {}
+    arch, current = "unknown", None
+    for line in text.splitlines():
+        a = _ARCH.search(line)
+        if a:
+            arch = a.group(1)
+        f = _SASS_FUNCTION.match(line)
+        if f:
+            current = out.setdefault((arch, f.group(1)), [])
+            continue
+        m = _SASS.match(line)
+        if m and current is not None:
+            current.append(m.group(1))
+    return out
+
+
+def read(path: Path, fmt: str) -> CodeObject:
+    tool = cuda_tool("cuobjdump")
+    res = _resources(_run([tool, "--dump-resource-usage", str(path)], path))
+    sass = _sass(_run([tool, "-sass", str(path)], path))
+    if not res and not sass:
+        raise FormatError(path, "a CUDA binary with device code", "no kernels in cuobjdump's output")
+    # a lone cubin's resource listing names no architecture: take it from the SASS listing
+    sass_arch = {name: arch for arch, name in sass}
+    res = {(sass_arch.get(n, a) if a == "unknown" else a, n): r for (a, n), r in res.items()}
+    kernels = []
+    for (arch, name), r in sorted(res.items()):
+        ops = sass.get((arch, name), [])
+        const = {k.lower().replace("[", "").replace("]", ""): v for k, v in r.items() if k.startswith("CONSTANT")}
+        kernels.append(
+            KernelCode(
+                name=name,
+                arch=arch,
+                vendor="nvidia",
+                registers=r.get("REG"),
+                shared_bytes=r.get("SHARED"),
+                local_bytes=r.get("LOCAL"),
+                stack_bytes=r.get("STACK"),
+                constant_bytes=const,
+                instructions=len(ops) or None,
+                mix=dict(nvidia_mix(ops)),
+            )
+        )
+    arches = sorted({k.arch for k in kernels})
+    version = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout
+    ver = re.search(r"release ([\d.]+)|cuda_([\d.]+)", version)
+    return CodeObject(
+        path=str(path),
+        format=fmt,
+        vendor="nvidia",
+        arch=",".join(arches),
+        kernels=kernels,
+        disassembler=f"cuobjdump {next((g for g in ver.groups() if g), '?') if ver else '?'}",
+    )

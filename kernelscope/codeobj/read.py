@@ -1,0 +1,128 @@
+"""Open any GPU binary a user points at: sniff it, pick the vendor reader, add the instruction mix
+and the compiler's launch metadata (Triton writes it beside the binary)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
+from kernelscope.codeobj import amdgpu, nvidia
+from kernelscope.codeobj.mix import amd_mix
+from kernelscope.errors import FormatError, InputError, KernelscopeError
+from kernelscope.model.codeobj import CodeObject
+
+BINARY_SUFFIXES = {".hsaco", ".co", ".o", ".cubin", ".fatbin", ".so", ".out", ".elf", ""}
+
+
+def _host_sections(data: bytes) -> dict[str, bytes]:
+    try:
+        elf = ELFFile(io.BytesIO(data))
+        return {
+            s.name: s.data() for s in elf.iter_sections() if s.name in (".hip_fatbin", ".nv_fatbin", "__nv_relfatbin")
+        }
+    except (ELFError, ValueError):
+        return {}
+
+
+def _amd(path: Path, data: bytes, fmt: str) -> CodeObject:
+    obj = amdgpu.read_elf(path, data, fmt)
+    try:
+        if fmt == "hsaco":
+            lines, tool = amdgpu.disassemble(path, obj.arch)
+        else:  # an ELF cut out of a bundle: llvm-objdump needs a file
+            with tempfile.NamedTemporaryFile(suffix=".hsaco") as tmp:
+                tmp.write(data)
+                tmp.flush()
+                lines, tool = amdgpu.disassemble(Path(tmp.name), obj.arch)
+    except KernelscopeError as exc:
+        obj.notes.append(f"no instruction mix: {exc}")
+        return obj
+    obj.disassembler = tool
+    for k in obj.kernels:
+        body = lines.get(k.name)
+        if body is not None:
+            mix = amd_mix(body)
+            k.mix, k.instructions = dict(mix), sum(v for c, v in mix.items() if "." not in c)
+    return obj
+
+
+def read_binary(path: Path) -> list[CodeObject]:
+    """The code objects in one file (a bundle or fatbin can hold several)."""
+    data = path.read_bytes()
+    if amdgpu.is_amdgpu_elf(data):
+        return [_amd(path, data, "hsaco")]
+    if data.startswith(amdgpu.BUNDLE_MAGIC):
+        return [_amd(Path(f"{path}#{triple}"), blob, "offload-bundle") for triple, blob in amdgpu.unbundle(path, data)]
+    if data[:4] == b"\x7fELF" and int.from_bytes(data[18:20], "little") == nvidia.EM_CUDA:
+        return [nvidia.read(path, "cubin")]
+    if data[:4] == nvidia.FATBIN_MAGIC:
+        return [nvidia.read(path, "fatbin")]
+    if data[:4] == b"\x7fELF":
+        sections = _host_sections(data)
+        if ".nv_fatbin" in sections or "__nv_relfatbin" in sections:
+            return [nvidia.read(path, "elf-with-fatbin")]
+        if ".hip_fatbin" in sections:
+            blob = sections[".hip_fatbin"]
+            return [_amd(Path(f"{path}#{t}"), b, "offload-bundle") for t, b in amdgpu.unbundle(path, blob)]
+    raise FormatError(
+        path, "a GPU code object (AMDGPU ELF, offload bundle, cubin, fatbin, ELF with fatbin)", "another file"
+    )
+
+
+def _triton_metadata(path: Path) -> dict[str, dict[str, object]]:
+    """Kernel name -> Triton's launch metadata (num_warps, shared) from JSON beside the binary:
+    a Triton cache entry (``<name>.json``) or a table keyed by binary file name."""
+    out: dict[str, dict[str, object]] = {}
+    for js in sorted(path.parent.glob("*.json")):
+        try:
+            doc = json.loads(js.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and js.stem == path.stem and "num_warps" in doc:
+            out[str(doc.get("name", path.stem))] = doc
+        elif isinstance(doc, dict) and isinstance(doc.get(path.name), dict):
+            entry = doc[path.name]
+            out[str(entry.get("kernel", entry.get("name", path.stem)))] = entry
+    return out
+
+
+def _files(path: Path) -> Iterator[Path]:
+    if path.is_dir():
+        for root, _, names in os.walk(path):
+            for n in sorted(names):
+                p = Path(root, n)
+                if p.suffix in BINARY_SUFFIXES and p.is_file():
+                    yield p
+    else:
+        yield path
+
+
+def read_code_objects(paths: list[Path]) -> list[CodeObject]:
+    out: list[CodeObject] = []
+    for given in paths:
+        if not given.exists():
+            raise InputError(f"{given}: no such file or directory")
+        found = 0
+        for f in _files(given):
+            try:
+                objs = read_binary(f)
+            except FormatError:
+                if given.is_dir():  # a cache directory holds other files too
+                    continue
+                raise
+            meta = _triton_metadata(f)
+            for o in objs:
+                for k in o.kernels:
+                    k.metadata = dict(meta.get(k.name, {}))
+            out.extend(objs)
+            found += len(objs)
+        if given.is_dir() and not found:
+            raise InputError(f"{given}: no GPU code objects in this directory")
+    return out

@@ -1,0 +1,55 @@
+"""Where the external binary tools are: LLVM's llvm-objdump (AMDGPU) and CUDA's cuobjdump/nvdisasm.
+
+CUDA's tools come from a CUDA toolkit, the ``nvidia-cuda-cuobjdump``/``nvidia-cuda-nvdisasm`` wheels,
+or the copies inside the ``triton`` wheel; none needs a GPU.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import sysconfig
+from functools import cache
+from pathlib import Path
+
+from kernelscope.errors import MissingToolError
+
+
+def _site_dirs() -> list[str]:
+    return list(dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]))
+
+
+@cache
+def cuda_tool(name: str) -> str:
+    """Path of ``cuobjdump`` or ``nvdisasm``."""
+    found = shutil.which(name)
+    if found:
+        return found
+    roots = [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", ""), "/usr/local/cuda"]
+    candidates = [str(Path(r, "bin", name)) for r in roots if r]
+    for site in _site_dirs():
+        candidates += glob.glob(f"{site}/nvidia/*/bin/{name}") + glob.glob(f"{site}/nvidia/cuda_*/bin/{name}")
+        candidates += glob.glob(f"{site}/triton/backends/nvidia/bin/{name}")
+    for c in candidates:
+        if os.access(c, os.X_OK):
+            return c
+    raise MissingToolError(name, f"pip install nvidia-cuda-{name} (or a CUDA toolkit on PATH)")
+
+
+# LLVM 19 disassembles up to gfx942 and RDNA4; it does not know gfx950.
+_LLVM_CANDIDATES = (
+    "llvm-objdump-19",
+    "/usr/lib/llvm-19/bin/llvm-objdump",
+    "llvm-objdump-20",
+    "/usr/lib/llvm-20/bin/llvm-objdump",
+)
+
+
+@cache
+def llvm_objdump() -> str:
+    for c in _LLVM_CANDIDATES:
+        found = shutil.which(c) or (c if os.access(c, os.X_OK) else None)
+        if found:
+            return found
+    raise MissingToolError("llvm-objdump (LLVM 19)", "apt install --no-install-recommends llvm-19")

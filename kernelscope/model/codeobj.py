@@ -1,0 +1,74 @@
+"""What a GPU code object says about its kernels: resources, instruction mix, occupancy.
+
+One record shape for both vendors; fields that one vendor's binaries do not carry are ``None``
+(AMD: VGPR/SGPR/AGPR counts, LDS, scratch, wave size; NVIDIA: registers, shared, local, stack).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+CodeVendor = Literal["amd", "nvidia"]
+
+
+class Occupancy(msgspec.Struct, kw_only=True):
+    """Resident waves (AMD, per SIMD) or warps (NVIDIA, per SM) for one block size, and what limits them.
+
+    ``limits`` maps each resource to the waves/warps it alone would allow (None: not limiting);
+    ``limiter`` is the smallest. ``assumptions`` says where the block size and dynamic shared
+    memory came from (option, Triton metadata, kernel metadata).
+    """
+
+    block_size: int
+    dynamic_shared_bytes: int
+    waves_per_simd: int | None = None  # AMD
+    warps_per_sm: int | None = None  # NVIDIA
+    blocks_per_cu: int  # workgroups per CU / blocks per SM
+    max_per_unit: int  # the architecture's ceiling for the same unit
+    pct: float  # of max_per_unit
+    limiter: str
+    limits: dict[str, int | None] = msgspec.field(default_factory=dict)
+    assumptions: list[str] = msgspec.field(default_factory=list)
+
+
+class KernelCode(msgspec.Struct, kw_only=True):
+    name: str
+    arch: str
+    vendor: CodeVendor
+    # AMD (amdhsa metadata note)
+    vgpr: int | None = None  # .vgpr_count: on gfx90a+ the unified total, AGPRs included
+    arch_vgpr: int | None = None  # vgpr - agpr where the file is unified
+    agpr: int | None = None
+    sgpr: int | None = None
+    vgpr_spill: int | None = None
+    sgpr_spill: int | None = None
+    lds_bytes: int | None = None  # static group segment
+    scratch_bytes: int | None = None  # private segment per work-item
+    wave_size: int | None = None
+    max_workgroup_size: int | None = None
+    kernarg_bytes: int | None = None
+    dynamic_stack: bool | None = None
+    # NVIDIA (cuobjdump --dump-resource-usage)
+    registers: int | None = None
+    shared_bytes: int | None = None  # static shared memory
+    local_bytes: int | None = None
+    stack_bytes: int | None = None
+    constant_bytes: dict[str, int] = msgspec.field(default_factory=dict)
+    # both
+    instructions: int | None = None
+    mix: dict[str, int] = msgspec.field(default_factory=dict)
+    occupancy: Occupancy | None = None
+    metadata: dict[str, object] = msgspec.field(default_factory=dict)  # e.g. Triton's num_warps, shared
+
+
+class CodeObject(msgspec.Struct, kw_only=True):
+    path: str
+    format: str  # hsaco | offload-bundle | cubin | fatbin | elf-with-fatbin
+    vendor: CodeVendor
+    arch: str
+    target: str | None = None  # full target id, e.g. amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-
+    kernels: list[KernelCode] = msgspec.field(default_factory=list)
+    disassembler: str | None = None  # tool and version that produced the mix
+    notes: list[str] = msgspec.field(default_factory=list)  # e.g. why no instruction mix

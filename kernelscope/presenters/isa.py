@@ -1,0 +1,103 @@
+"""Presenters of code objects: rich tables per object, JSON (kernelscope.isa.v1), CSV, Markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+from rich.console import Group, RenderableType
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from kernelscope.model.codeobj import CodeObject, KernelCode
+from kernelscope.presenters.base import Column, Presenter, Table, fmt, render_csv, render_markdown
+
+ISA_SCHEMA = "kernelscope.isa.v1"
+
+AMD_COLUMNS = [
+    Column("name", "Kernel", justify="left"),
+    Column("arch", "Arch", justify="left"),
+    Column("vgpr", "VGPR"),
+    Column("agpr", "AGPR"),
+    Column("sgpr", "SGPR"),
+    Column("vgpr_spill", "VGPR spill"),
+    Column("sgpr_spill", "SGPR spill"),
+    Column("lds_bytes", "LDS B"),
+    Column("scratch_bytes", "Scratch B"),
+    Column("wave_size", "Wave"),
+]
+NV_COLUMNS = [
+    Column("name", "Kernel", justify="left"),
+    Column("arch", "Arch", justify="left"),
+    Column("registers", "Regs"),
+    Column("shared_bytes", "Shared B"),
+    Column("local_bytes", "Local B"),
+    Column("stack_bytes", "Stack B"),
+]
+TAIL = [
+    Column("occupancy", "Occupancy", justify="left"),
+    Column("limiter", "Limiter", justify="left"),
+    Column("instructions", "Instr"),
+    Column("top_mix", "Top of the mix", justify="left"),
+]
+
+
+def _occ(k: KernelCode) -> str | None:
+    o = k.occupancy
+    if o is None:
+        return None
+    unit = f"{o.waves_per_simd} waves/SIMD" if o.waves_per_simd is not None else f"{o.warps_per_sm} warps/SM"
+    return f"{unit} ({o.pct:.0f}%, block {o.block_size})"
+
+
+def _row(k: KernelCode) -> dict[str, object]:
+    top = sorted(((c, v) for c, v in k.mix.items() if "." not in c), key=lambda cv: -cv[1])[:5]
+    return {
+        **msgspec.to_builtins(k),
+        "occupancy": _occ(k),
+        "limiter": k.occupancy.limiter if k.occupancy else None,
+        "top_mix": " ".join(f"{c}:{v}" for c, v in top) or None,
+    }
+
+
+def tables(objs: Sequence[CodeObject]) -> list[Table]:
+    return [
+        Table(
+            f"{o.path} — {o.vendor} {o.arch} ({o.format})",
+            (AMD_COLUMNS if o.vendor == "amd" else NV_COLUMNS) + TAIL,
+            [_row(k) for k in o.kernels],
+            notes=list(o.notes),
+        )
+        for o in objs
+    ]
+
+
+def rich_renderable(objs: Sequence[CodeObject]) -> Group:
+    parts: list[RenderableType] = []
+    for t in tables(objs):
+        tab = RichTable(title=t.title, title_justify="left", header_style="bold")
+        for c in t.columns:
+            tab.add_column(c.label, justify="left" if c.justify == "left" else "right", overflow="fold")
+        for r in t.rows:
+            tab.add_row(*(Text(fmt(r.get(c.key), c.decimals)) for c in t.columns))
+        parts += [tab, *(Text(f"note: {n}", style="yellow") for n in t.notes), Text("")]
+    return Group(*parts)
+
+
+def render_json(objs: Sequence[CodeObject]) -> str:
+    doc = {"schema": ISA_SCHEMA, "objects": msgspec.to_builtins(objs)}
+    return msgspec.json.format(msgspec.json.encode(doc), indent=2).decode() + "\n"
+
+
+def _flat(objs: Sequence[CodeObject]) -> list[Table]:
+    """One table for CSV/Markdown: the union of both vendors' columns."""
+    cols = AMD_COLUMNS + [c for c in NV_COLUMNS if c.key not in ("name", "arch")] + TAIL
+    rows = [{**_row(k), "path": o.path} for o in objs for k in o.kernels]
+    return [Table("Code objects", [Column("path", "Path", justify="left"), *cols], rows)]
+
+
+PRESENTERS: dict[str, Presenter] = {
+    "json": Presenter("json", ".json", False, render_json),
+    "csv": Presenter("csv", ".csv", False, lambda o: render_csv(_flat(o))),
+    "markdown": Presenter("markdown", ".md", False, lambda o: render_markdown(_flat(o))),
+}
