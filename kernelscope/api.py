@@ -16,6 +16,7 @@ from kernelscope.analyses.window import Window, phases, select
 from kernelscope.ceilings.measure import CeilingProfile
 from kernelscope.codeobj.read import read_code_objects
 from kernelscope.errors import FormatError, InputError
+from kernelscope.hw.specs import GpuSpec, database, detect, lookup
 from kernelscope.identity import classify
 from kernelscope.model import Profile
 from kernelscope.model.codeobj import CodeObject
@@ -250,3 +251,11 @@ def ceilings(*, gib: float = 2.0, repeats: int = 20, save: bool = True) -> tuple
 
     profile = measure(gib=gib, repeats=repeats)
     return profile, save_profile(profile) if save else None
+
+
+def hardware(name: str | None = None) -> tuple[list[GpuSpec], str | None]:
+    """``kscope hw``: one entry (``name``) or the whole database, and the present GPU's name."""
+    detected = detect()
+    if name is not None:
+        return [lookup(name)], detected
+    return list(database().values()), detected

@@ -119,8 +119,13 @@ def nvidia(k: KernelCode, lim: ArchLimits, block: int, dynamic_smem: int, notes:
     limits: dict[str, int | None] = {"warps": max_warps // warps_blk, "blocks": int(max_blocks)}
     if k.registers:
         per_warp = _roundup(k.registers * warp, unit)
-        limits["registers"] = (regs_sm // per_warp) // warps_blk
-    smem = (k.shared_bytes or 0) + dynamic_smem + (lim.get("reserved_shared_per_block_bytes") or 0)
+        parts = lim.get("warp_schedulers_per_sm") or 1  # the register file is split among the SM's partitions
+        limits["registers"] = ((regs_sm // parts) // per_warp * parts) // warps_blk
+    reserved = lim.get("reserved_shared_per_block_bytes") or 0
+    static = k.shared_bytes or 0
+    if k.metadata.get("reservation_in_static"):
+        static = max(static - reserved, 0)
+    smem = static + dynamic_smem + reserved
     if smem:
         limits["shared"] = _floor_div(smem_sm, _roundup(smem, lim.get("shared_alloc_unit_bytes")))
     blocks = min(v for v in limits.values() if v is not None)

@@ -8,6 +8,7 @@ from kernelscope.cli.ceilings import ceilings
 from kernelscope.cli.classify import classify
 from kernelscope.cli.demo import demo
 from kernelscope.cli.gap import gap
+from kernelscope.cli.hw import hw
 from kernelscope.cli.isa import isa
 from kernelscope.cli.profile import profile
 from kernelscope.cli.sources import find, index
@@ -32,6 +33,7 @@ app.command()(index)
 app.command()(find)
 app.command()(isa)
 app.command()(ceilings)
+app.command()(hw)
 app.command()(demo)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(profile)
 

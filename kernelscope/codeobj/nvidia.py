@@ -7,9 +7,14 @@ its architecture, so a fatbin with several architectures yields one kernel recor
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 
 from kernelscope.codeobj.mix import nvidia_mix
 from kernelscope.codeobj.tools import cuda_tool
@@ -66,6 +71,23 @@ def _sass(text: str) -> dict[tuple[str, str], list[str]]:
     return out
 
 
+def reservation_in_static(path: Path, fmt: str) -> bool:
+    """Does the cubin count the driver's per-block shared-memory reservation inside its kernels'
+    shared sections? ptxas marks it with a ``.nv.reservedSmem.offset0`` symbol (sm_90 Triton kernels):
+    cuobjdump's SHARED then includes the reserved KiB that the driver reports apart (its static shared
+    is SHARED minus the reservation) — verified against the CUDA occupancy API on an H100."""
+    if fmt != "cubin":
+        return False
+    try:
+        elf = ELFFile(io.BytesIO(path.read_bytes()))
+        symtab = elf.get_section_by_name(".symtab")
+        return isinstance(symtab, SymbolTableSection) and any(
+            s.name.startswith(".nv.reservedSmem") for s in symtab.iter_symbols()
+        )
+    except (ELFError, OSError, ValueError):
+        return False
+
+
 def read(path: Path, fmt: str) -> CodeObject:
     tool = cuda_tool("cuobjdump")
     res = _resources(_run([tool, "--dump-resource-usage", str(path)], path))
@@ -75,6 +97,7 @@ def read(path: Path, fmt: str) -> CodeObject:
     # a lone cubin's resource listing names no architecture: take it from the SASS listing
     sass_arch = {name: arch for arch, name in sass}
     res = {(sass_arch.get(n, a) if a == "unknown" else a, n): r for (a, n), r in res.items()}
+    reserved = reservation_in_static(path, fmt)
     kernels = []
     for (arch, name), r in sorted(res.items()):
         ops = sass.get((arch, name), [])
@@ -89,6 +112,7 @@ def read(path: Path, fmt: str) -> CodeObject:
                 local_bytes=r.get("LOCAL"),
                 stack_bytes=r.get("STACK"),
                 constant_bytes=const,
+                metadata={"reservation_in_static": True} if reserved else {},
                 instructions=len(ops) or None,
                 mix=dict(nvidia_mix(ops)),
             )

@@ -120,7 +120,7 @@ def read_code_objects(paths: list[Path]) -> list[CodeObject]:
             meta = _triton_metadata(f)
             for o in objs:
                 for k in o.kernels:
-                    k.metadata = dict(meta.get(k.name, {}))
+                    k.metadata = {**k.metadata, **meta.get(k.name, {})}
             out.extend(objs)
             found += len(objs)
         if given.is_dir() and not found:

@@ -1,0 +1,1 @@
+"""Hardware facts: cited datasheet specs per GPU (data/hw) and per-architecture limits (data/arch)."""

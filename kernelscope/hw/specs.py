@@ -1,0 +1,102 @@
+"""The GPU spec database: ``kernelscope/data/hw/*.yaml``, every value cited or ``UNKNOWN``."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from functools import cache
+from importlib import resources
+
+import msgspec
+import yaml
+
+from kernelscope.errors import InputError
+
+HW_SCHEMA = "kernelscope.hw.v1"
+
+
+class SpecValue(msgspec.Struct, kw_only=True, omit_defaults=True):
+    value: float | int | str | None  # a number, None (not applicable) or "UNKNOWN"
+    unit: str = ""
+    source: str = ""
+    section: str = ""
+    note: str = ""
+    derived: str = ""
+
+    @property
+    def known(self) -> bool:
+        return isinstance(self.value, (int, float)) and not isinstance(self.value, bool)
+
+
+class GpuSpec(msgspec.Struct, kw_only=True):
+    key: str  # file stem: h100_sxm
+    name: str
+    vendor: str
+    arch: str
+    aliases: list[str] = msgspec.field(default_factory=list)
+    specs: dict[str, SpecValue] = msgspec.field(default_factory=dict)
+
+    def number(self, field: str) -> float | None:
+        v = self.specs.get(field)
+        return float(v.value) if v is not None and v.known else None  # type: ignore[arg-type]
+
+
+@cache
+def database() -> dict[str, GpuSpec]:
+    out: dict[str, GpuSpec] = {}
+    folder = resources.files("kernelscope.data").joinpath("hw")
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".yaml"):
+            continue
+        doc = yaml.safe_load(entry.read_text()) or {}
+        specs = {
+            k: SpecValue(**{f: v.get(f) if f == "value" else str(v.get(f) or "") for f in SpecValue.__struct_fields__})
+            for k, v in (doc.get("specs") or {}).items()
+            if isinstance(v, dict)
+        }
+        key = entry.name.removesuffix(".yaml")
+        out[key] = GpuSpec(
+            key=key,
+            name=str(doc.get("name", key)),
+            vendor=str(doc.get("vendor", "")),
+            arch=str(doc.get("arch", "")),
+            aliases=[str(a) for a in doc.get("aliases") or []],
+            specs=specs,
+        )
+    return out
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", s.lower()).strip()
+
+
+def lookup(name: str) -> GpuSpec:
+    """An entry by key, name or alias (case and punctuation ignored); a device name as torch prints it."""
+    db = database()
+    want = _norm(name)
+    for spec in db.values():
+        if want in (_norm(spec.key), _norm(spec.name), *(_norm(a) for a in spec.aliases)):
+            return spec
+    hits = [s for s in db.values() if any(want in _norm(x) or _norm(x) in want for x in (s.name, *s.aliases))]
+    if len(hits) == 1:
+        return hits[0]
+    known = ", ".join(sorted(s.name for s in db.values()))
+    raise InputError(f"{name}: not in the hardware database ({'ambiguous' if hits else 'unknown'}; known: {known})")
+
+
+def detect() -> str | None:
+    """The present GPU's product name, from nvidia-smi or rocm-smi (no GPU: None)."""
+    for cmd in (["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], ["rocm-smi", "--showproductname"]):
+        if shutil.which(cmd[0]) is None:
+            continue
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=20)
+        if proc.returncode != 0:
+            continue
+        if cmd[0] == "nvidia-smi":
+            first = proc.stdout.strip().splitlines()
+            return first[0].strip() if first else None
+        m = re.search(r"Card (?:series|SKU|model)\s*:\s*(.+)", proc.stdout)
+        if m:
+            return m.group(1).strip()
+    return None
