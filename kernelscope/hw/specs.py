@@ -42,6 +42,14 @@ class GpuSpec(msgspec.Struct, kw_only=True):
         return float(v.value) if v is not None and v.known else None  # type: ignore[arg-type]
 
 
+def _spec(v: dict[str, object]) -> SpecValue:
+    value = v.get("value")
+    return SpecValue(
+        value=value if isinstance(value, (int, float, str)) else None,
+        **{f: str(v.get(f) or "") for f in ("unit", "source", "section", "note", "derived")},
+    )
+
+
 @cache
 def database() -> dict[str, GpuSpec]:
     out: dict[str, GpuSpec] = {}
@@ -50,11 +58,7 @@ def database() -> dict[str, GpuSpec]:
         if not entry.name.endswith(".yaml"):
             continue
         doc = yaml.safe_load(entry.read_text()) or {}
-        specs = {
-            k: SpecValue(**{f: v.get(f) if f == "value" else str(v.get(f) or "") for f in SpecValue.__struct_fields__})
-            for k, v in (doc.get("specs") or {}).items()
-            if isinstance(v, dict)
-        }
+        specs = {k: _spec(v) for k, v in (doc.get("specs") or {}).items() if isinstance(v, dict)}
         key = entry.name.removesuffix(".yaml")
         out[key] = GpuSpec(
             key=key,
