@@ -10,6 +10,8 @@ from pathlib import Path
 import msgspec
 
 from kernelscope import readers
+from kernelscope.analyses.fit import FitReport
+from kernelscope.analyses.fit import fit as fit_kernel
 from kernelscope.analyses.gap import GapAccumulator, GapOptions, GapResult, GroupBy, attach_sources, gap
 from kernelscope.analyses.occupancy import arch_limits, occupancy
 from kernelscope.analyses.window import Window, phases, select
@@ -259,3 +261,9 @@ def hardware(name: str | None = None) -> tuple[list[GpuSpec], str | None]:
     if name is not None:
         return [lookup(name)], detected
     return list(database().values()), detected
+
+
+def fit(paths: Sequence[str | Path], *, block_size: int | None = None, dynamic_shared: int | None = None) -> FitReport:
+    """``kscope fit``: the ISA fit view of every kernel in the code objects."""
+    objs = isa(paths, block_size=block_size, dynamic_shared=dynamic_shared)
+    return FitReport(kernels=[fit_kernel(k) for o in objs for k in o.kernels])

@@ -7,6 +7,7 @@ import typer
 from kernelscope.cli.ceilings import ceilings
 from kernelscope.cli.classify import classify
 from kernelscope.cli.demo import demo
+from kernelscope.cli.fit import fit
 from kernelscope.cli.gap import gap
 from kernelscope.cli.hw import hw
 from kernelscope.cli.isa import isa
@@ -34,6 +35,7 @@ app.command()(find)
 app.command()(isa)
 app.command()(ceilings)
 app.command()(hw)
+app.command()(fit)
 app.command()(demo)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(profile)
 
