@@ -14,8 +14,10 @@ from kernelscope.analyses.fit import FitReport
 from kernelscope.analyses.fit import fit as fit_kernel
 from kernelscope.analyses.gap import GapAccumulator, GapOptions, GapResult, GroupBy, attach_sources, gap
 from kernelscope.analyses.occupancy import arch_limits, occupancy
+from kernelscope.analyses.roofline import Cost, Peaks, RooflineResult, evaluate, from_calls, point
 from kernelscope.analyses.window import Window, phases, select
 from kernelscope.ceilings.measure import CeilingProfile
+from kernelscope.ceilings.store import find_profile, load_profile
 from kernelscope.codeobj.read import read_code_objects
 from kernelscope.errors import FormatError, InputError
 from kernelscope.hw.specs import GpuSpec, database, detect, lookup
@@ -26,6 +28,7 @@ from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.source import SourceMatch
 from kernelscope.profiling import ProfileConfig, ProfileRun
 from kernelscope.profiling import run as run_profiled
+from kernelscope.readers.kineto_ops import read_op_calls
 from kernelscope.sources.find import Finder
 from kernelscope.sources.index import Progress as IndexProgress
 from kernelscope.sources.index import RepoSummary, SourceIndex
@@ -267,3 +270,70 @@ def fit(paths: Sequence[str | Path], *, block_size: int | None = None, dynamic_s
     """``kscope fit``: the ISA fit view of every kernel in the code objects."""
     objs = isa(paths, block_size=block_size, dynamic_shared=dynamic_shared)
     return FitReport(kernels=[fit_kernel(k) for o in objs for k in o.kernels])
+
+
+def _peaks(gpu: str | None, device_hint: str | None, ceilings_file: Path | None) -> Peaks:
+    name = gpu or device_hint or detect()
+    if name is None:
+        raise InputError("which GPU? pass --gpu NAME (kscope hw lists them); none detected and the trace names none")
+    spec = lookup(name)
+    tf: dict[str, float] = {}
+    sources: dict[str, str] = {}
+    for dt in ("bf16", "fp16", "fp8", "tf32"):
+        v = spec.number(f"{dt}_matrix_tflops")
+        if v is not None:
+            tf[dt] = v
+            sources[dt] = spec.specs[f"{dt}_matrix_tflops"].source
+    for key, field in (("vector", "fp32_tflops"), ("fp32", "fp32_tflops"), ("fp64", "fp64_matrix_tflops")):
+        v = spec.number(field)
+        if v is not None:
+            tf[key] = v
+            sources[key] = spec.specs[field].source
+    bw = spec.number("memory_bandwidth_gbs")
+    if bw is not None:
+        sources["bandwidth"] = spec.specs["memory_bandwidth_gbs"].source
+    peaks = Peaks(gpu=spec.name, datasheet_tflops=tf, datasheet_gbs=bw, sources=sources)
+    prof = (
+        load_profile(ceilings_file) if ceilings_file else find_profile(spec.aliases[0] if spec.aliases else spec.name)
+    )
+    if prof is not None:
+        by = {c.what: c.value for c in prof.ceilings}
+        peaks.measured_tflops = {k.removesuffix("_tflops"): v for k, v in by.items() if k.endswith("_tflops")}
+        peaks.measured_gbs = max((by.get("copy_gbs", 0.0), by.get("read_gbs", 0.0))) or None
+        peaks.measured_on = f"{prof.device}, {prof.driver}, {prof.date}"
+    return peaks
+
+
+def roofline(
+    trace: Path | None = None,
+    *,
+    gpu: str | None = None,
+    flops: str | None = None,
+    bytes_moved: str | None = None,
+    time_us: float | None = None,
+    dtype: str = "bf16",
+    vector: bool = False,
+    var: Sequence[str] = (),
+    label: str = "kernel",
+    ceilings_file: Path | None = None,
+) -> RooflineResult:
+    """``kscope roofline``: from a trace's recorded op shapes, or from given FLOPs/bytes/time."""
+    if trace is not None:
+        calls, device = read_op_calls(Path(trace))
+        if not calls:
+            raise InputError(f"{trace}: no kernels linked to recorded ops (profile with record_shapes=True)")
+        return from_calls(calls, _peaks(gpu, device, ceilings_file))
+    if flops is None or bytes_moved is None or time_us is None:
+        raise InputError("give a trace, or --flops, --bytes and --time-us")
+    variables: dict[str, float] = {}
+    for v in var:
+        name, _, value = v.partition("=")
+        try:
+            variables[name.strip()] = float(value)
+        except ValueError:
+            raise InputError(f"--var {v}: expected NAME=NUMBER") from None
+    cost = Cost(
+        flops=evaluate(flops, variables), bytes=evaluate(bytes_moved, variables), dtype=dtype, matrix=not vector
+    )
+    peaks = _peaks(gpu, None, ceilings_file)
+    return RooflineResult(peaks=peaks, points=[point(label, cost, time_us * 1e3, 1, peaks)])

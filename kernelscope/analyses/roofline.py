@@ -1,0 +1,357 @@
+"""Roofline: where kernels sit against the datasheet and the measured ceilings.
+
+FLOPs and bytes come from the caller (numbers or expressions over shape variables) or from the
+operators a Kineto trace recorded with their input shapes (GEMM, batched GEMM, attention,
+convolution, normalization, softmax, elementwise). Bytes are the compulsory traffic: every input
+read once and the output written once (a lower bound: a kernel that re-reads from DRAM moves more),
+so the intensity is an upper bound and "memory-bound" calls are conservative.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from kernelscope.errors import InputError
+from kernelscope.readers.kineto_ops import OpCall
+
+ROOFLINE_SCHEMA = "kernelscope.roofline.v1"
+TARGET = 0.9
+
+_DTYPE = {
+    "c10::BFloat16": "bf16",
+    "c10::Half": "fp16",
+    "float": "fp32",
+    "double": "fp64",
+    "c10::Float8_e4m3fn": "fp8",
+    "c10::Float8_e5m2": "fp8",
+    "c10::Float8_e4m3fnuz": "fp8",
+    "signed char": "int8",
+    "unsigned char": "uint8",
+    "int": "int32",
+    "long int": "int64",
+    "bool": "bool",
+}
+_BYTES = {
+    "bf16": 2,
+    "fp16": 2,
+    "fp32": 4,
+    "fp64": 8,
+    "fp8": 1,
+    "int8": 1,
+    "uint8": 1,
+    "int32": 4,
+    "int64": 8,
+    "bool": 1,
+}
+# flops per output element of the common non-matrix ops (a convention, stated with the result)
+_VECTOR_FLOPS = {
+    "aten::native_layer_norm": 8,
+    "aten::layer_norm": 8,
+    "aten::_fused_rms_norm": 5,
+    "aten::rms_norm": 5,
+    "aten::_softmax": 5,
+    "aten::softmax": 5,
+    "aten::_log_softmax": 6,
+    "aten::gelu": 8,
+    "aten::silu": 4,
+    "aten::relu": 1,
+    "aten::add": 1,
+    "aten::mul": 1,
+    "aten::sub": 1,
+    "aten::div": 1,
+    "aten::sum": 1,
+    "aten::mean": 1,
+    "aten::copy_": 0,
+    "aten::to": 0,
+    "aten::_to_copy": 0,
+    "aten::clone": 0,
+    "aten::fill_": 0,
+    "aten::add_": 1,
+    "aten::mul_": 1,
+    "aten::tanh": 4,
+    "aten::exp": 4,
+    "aten::sigmoid": 4,
+    "aten::pow": 2,
+}
+_ATTENTION = (
+    "aten::_scaled_dot_product_flash_attention",
+    "aten::_scaled_dot_product_efficient_attention",
+    "aten::_scaled_dot_product_cudnn_attention",
+    "aten::_cudnn_attention_forward",
+    "aten::_flash_attention_forward",
+    "aten::_efficient_attention_forward",
+)
+
+
+class Cost(msgspec.Struct, kw_only=True):
+    flops: float
+    bytes: float
+    dtype: str
+    matrix: bool  # runs on the matrix units (GEMM, attention, convolution)
+    note: str = ""
+
+
+def _numel(dims: Any) -> int:
+    return math.prod(int(d) for d in dims) if isinstance(dims, list) and dims else 0
+
+
+def _tensor_dims(call: OpCall) -> list[list[int]]:
+    return [d for d in call.input_dims if isinstance(d, list) and d]
+
+
+def _dtype(call: OpCall) -> str:
+    for t in call.input_types:
+        if t in _DTYPE and _DTYPE[t] not in ("int64", "int32", "bool"):
+            return _DTYPE[t]
+    return "fp32"
+
+
+def _gemm(call: OpCall, dims: list[list[int]], dt: str, eb: int) -> Cost | None:
+    if len(dims) < 2:
+        return None
+    a, b = (dims[1], dims[2]) if call.op == "aten::addmm" and len(dims) >= 3 else (dims[0], dims[1])
+    n = b[0] if call.op == "aten::linear" else b[-1]  # linear's weight is [N, K]
+    m, k = _numel(a[:-1]), a[-1]
+    return Cost(flops=2.0 * m * n * k, bytes=float((m * k + k * n + m * n) * eb), dtype=dt, matrix=True)
+
+
+def _bmm(call: OpCall, dims: list[list[int]], dt: str, eb: int) -> Cost | None:
+    if len(dims) < 2:
+        return None
+    a, b = (dims[1], dims[2]) if call.op == "aten::baddbmm" and len(dims) >= 3 else (dims[0], dims[1])
+    bs, m, k, n = a[0], a[1], a[2], b[2]
+    return Cost(flops=2.0 * bs * m * n * k, bytes=float(bs * (m * k + k * n + m * n) * eb), dtype=dt, matrix=True)
+
+
+def _attention(call: OpCall, dims: list[list[int]], dt: str, eb: int) -> Cost | None:
+    if len(dims) < 3 or len(dims[0]) != 4:
+        return None
+    q, kv = dims[0], dims[1]  # [B, H, S, D]
+    flops = 4.0 * q[0] * q[1] * q[2] * kv[2] * q[3]
+    byt = float((2 * _numel(q) + 2 * _numel(kv)) * eb)
+    return Cost(flops=flops, bytes=byt, dtype=dt, matrix=True, note="forward, non-causal count (4·B·H·Sq·Skv·D)")
+
+
+def _conv(call: OpCall, dims: list[list[int]], dt: str, eb: int) -> Cost | None:
+    if len(dims) < 2 or len(dims[0]) != 4 or len(dims[1]) != 4:
+        return None
+    x, w = dims[0], dims[1]
+    stride, pad, dil = _conv_params(call)
+    ho = (x[2] + 2 * pad[0] - dil[0] * (w[2] - 1) - 1) // stride[0] + 1
+    wo = (x[3] + 2 * pad[1] - dil[1] * (w[3] - 1) - 1) // stride[1] + 1
+    out = x[0] * w[0] * ho * wo
+    return Cost(
+        flops=2.0 * out * w[1] * w[2] * w[3], bytes=float((_numel(x) + _numel(w) + out) * eb), dtype=dt, matrix=True
+    )
+
+
+def _vector(call: OpCall, dims: list[list[int]], dt: str, eb: int) -> Cost | None:
+    per = _VECTOR_FLOPS.get(call.op)
+    if per is None or not dims:
+        return None
+    n = max(_numel(d) for d in dims)
+    out = 1 if call.op in ("aten::sum", "aten::mean") else n
+    reads = sum(_numel(d) for d in dims)
+    return Cost(
+        flops=float(per * n),
+        bytes=float((reads + out) * eb),
+        dtype=dt,
+        matrix=False,
+        note=f"{per} flop/element by convention",
+    )
+
+
+_FAMILIES = {
+    **dict.fromkeys(("aten::mm", "aten::addmm", "aten::matmul", "aten::linear"), _gemm),
+    **dict.fromkeys(("aten::bmm", "aten::baddbmm"), _bmm),
+    **dict.fromkeys(_ATTENTION, _attention),
+    **dict.fromkeys(("aten::convolution", "aten::_convolution", "aten::cudnn_convolution"), _conv),
+}
+
+
+def op_cost(call: OpCall) -> Cost | None:
+    """FLOPs and compulsory bytes of one op call from its recorded shapes; None when unknown."""
+    dims, dt = _tensor_dims(call), _dtype(call)
+    return _FAMILIES.get(call.op, _vector)(call, dims, dt, _BYTES.get(dt, 4))
+
+
+def _conv_params(call: OpCall) -> tuple[list[int], list[int], list[int]]:
+    def ints(i: int, default: list[int]) -> list[int]:
+        v = call.concrete[i] if i < len(call.concrete) else ""
+        try:
+            got = [int(x) for x in str(v).strip("[]").split(",") if x.strip()]
+        except ValueError:
+            return default
+        return (got * 2)[:2] if got else default
+
+    return ints(3, [1, 1]), ints(4, [0, 0]), ints(5, [1, 1])
+
+
+_OPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+    ast.FloorDiv: operator.floordiv,
+}
+
+
+def evaluate(expr: str, variables: dict[str, float]) -> float:
+    """A FLOP/byte expression over shape variables (``2*M*N*K``): numbers, names, + - * / // ** ( )."""
+
+    def walk(node: ast.AST) -> float:
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return float(node.value)
+        if isinstance(node, ast.Name):
+            if node.id not in variables:
+                raise InputError(f"{expr!r}: {node.id} has no value (pass --var {node.id}=N)")
+            return float(variables[node.id])
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return float(_OPS[type(node.op)](walk(node.left), walk(node.right)))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -walk(node.operand)
+        raise InputError(f"{expr!r}: only numbers, shape variables and + - * / // ** are allowed")
+
+    try:
+        return walk(ast.parse(expr, mode="eval"))
+    except SyntaxError:
+        raise InputError(f"{expr!r}: not an arithmetic expression") from None
+
+
+class Peaks(msgspec.Struct, kw_only=True):
+    """The roofs: datasheet (cited) and measured, TFLOPS per dtype and GB/s."""
+
+    gpu: str | None
+    datasheet_tflops: dict[str, float]  # "bf16" (matrix), "vector" (fp32 vector)
+    datasheet_gbs: float | None
+    measured_tflops: dict[str, float] = msgspec.field(default_factory=dict)
+    measured_gbs: float | None = None
+    measured_on: str | None = None
+    sources: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class RooflinePoint(msgspec.Struct, kw_only=True):
+    label: str
+    dtype: str
+    matrix: bool
+    calls: int
+    flops: float
+    bytes: float
+    time_us: float
+    intensity: float  # flop/byte
+    achieved_tflops: float
+    achieved_gbs: float
+    peak_tflops: float | None
+    ridge: float | None  # flop/byte where the datasheet roofs meet
+    bound: str | None  # memory | compute
+    roof_tflops: float | None  # min(peak, intensity x bandwidth) from the datasheet
+    pct_of_roof: float | None
+    measured_roof_tflops: float | None = None
+    pct_of_measured_roof: float | None = None
+    meets_target: bool | None = None  # at least 90 % of the (measured, else datasheet) roof
+    note: str = ""
+
+
+class RooflineResult(msgspec.Struct, kw_only=True):
+    peaks: Peaks
+    points: list[RooflinePoint]
+    unmodeled: dict[str, float] = msgspec.field(default_factory=dict)  # op -> kernel µs without a cost model
+    target: float = TARGET
+    schema: str = ROOFLINE_SCHEMA
+
+
+def point(label: str, cost: Cost, time_ns: float, calls: int, peaks: Peaks) -> RooflinePoint:
+    if time_ns <= 0:
+        raise InputError(f"{label}: time must be positive")
+    secs = time_ns / 1e9
+    ai = cost.flops / cost.bytes if cost.bytes else math.inf
+    key = cost.dtype if cost.matrix else "vector"
+    peak = peaks.datasheet_tflops.get(key)
+    bw = peaks.datasheet_gbs
+    roof = min(peak, ai * bw / 1e3) if peak and bw else None
+    ridge = peak * 1e3 / bw if peak and bw else None
+    mpeak, mbw = peaks.measured_tflops.get(key), peaks.measured_gbs
+    mroof = min(mpeak, ai * mbw / 1e3) if mpeak and mbw else None
+    achieved = cost.flops / secs / 1e12
+    if cost.flops == 0 and bw:  # pure data movement: judged against bandwidth alone
+        gbs = cost.bytes / secs / 1e9
+        roof = mroof = None
+        pct, mpct = 100 * gbs / bw, (100 * gbs / mbw if mbw else None)
+        return RooflinePoint(
+            label=label,
+            dtype=cost.dtype,
+            matrix=False,
+            calls=calls,
+            flops=0.0,
+            bytes=cost.bytes,
+            time_us=time_ns / 1e3,
+            intensity=0.0,
+            achieved_tflops=0.0,
+            achieved_gbs=gbs,
+            peak_tflops=peak,
+            ridge=ridge,
+            bound="memory",
+            roof_tflops=None,
+            pct_of_roof=pct,
+            pct_of_measured_roof=mpct,
+            meets_target=(mpct or pct) >= 100 * TARGET,
+            note="no arithmetic: % of bandwidth",
+        )
+    best = mroof or roof
+    return RooflinePoint(
+        label=label,
+        dtype=cost.dtype,
+        matrix=cost.matrix,
+        calls=calls,
+        flops=cost.flops,
+        bytes=cost.bytes,
+        time_us=time_ns / 1e3,
+        intensity=ai,
+        achieved_tflops=achieved,
+        achieved_gbs=cost.bytes / secs / 1e9,
+        peak_tflops=peak,
+        ridge=ridge,
+        bound=None if ridge is None else ("memory" if ai < ridge else "compute"),
+        roof_tflops=roof,
+        pct_of_roof=100 * achieved / roof if roof else None,
+        measured_roof_tflops=mroof,
+        pct_of_measured_roof=100 * achieved / mroof if mroof else None,
+        meets_target=achieved >= TARGET * best if best else None,
+        note=cost.note,
+    )
+
+
+def from_calls(calls: Iterable[OpCall], peaks: Peaks) -> RooflineResult:
+    """One point per (op, shapes, dtype): FLOPs, bytes and kernel time summed over its calls."""
+    groups: dict[tuple[str, str], list[tuple[Cost, OpCall]]] = defaultdict(list)
+    unmodeled: dict[str, float] = defaultdict(float)
+    for c in calls:
+        cost = op_cost(c)
+        if cost is None:
+            unmodeled[c.op] += c.kernel_ns / 1e3
+            continue
+        groups[(c.op, str(_tensor_dims(c)))].append((cost, c))
+    points = []
+    for (op, shapes), items in groups.items():
+        total = Cost(
+            flops=sum(c.flops for c, _ in items),
+            bytes=sum(c.bytes for c, _ in items),
+            dtype=items[0][0].dtype,
+            matrix=items[0][0].matrix,
+            note=items[0][0].note,
+        )
+        ns = sum(c.kernel_ns for _, c in items)
+        if ns > 0:
+            points.append(point(f"{op} {shapes}", total, ns, len(items), peaks))
+    points.sort(key=lambda p: -p.time_us)
+    return RooflineResult(peaks=peaks, points=points, unmodeled=dict(sorted(unmodeled.items(), key=lambda kv: -kv[1])))

@@ -1,0 +1,128 @@
+"""Roofline presenters: rich table, JSON (kernelscope.roofline.v1), and a log-log plot as SVG or HTML."""
+
+from __future__ import annotations
+
+import html
+import math
+
+import msgspec
+from rich.console import Group
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from kernelscope.analyses.roofline import RooflineResult
+from kernelscope.presenters.base import Presenter
+
+W, H, PAD = 900, 560, 70
+X_RANGE = (1e-2, 1e4)  # flop/byte
+
+
+def rich_renderable(r: RooflineResult) -> Group:
+    p = r.peaks
+    head = Text(
+        f"{p.gpu}: datasheet {p.datasheet_gbs or 'UNKNOWN'} GB/s, "
+        + ", ".join(f"{k} {v:g} TFLOPS" for k, v in p.datasheet_tflops.items())
+        + (f"; measured {p.measured_gbs:,.0f} GB/s on {p.measured_on}" if p.measured_gbs else "; no measured ceilings"),
+        style="dim",
+    )
+    tab = RichTable(title="Roofline", title_justify="left", header_style="bold")
+    for h in (
+        "op / kernel",
+        "calls",
+        "µs",
+        "dtype",
+        "flop/B",
+        "TFLOPS",
+        "GB/s",
+        "bound",
+        "% roof",
+        "% measured",
+        "≥90%",
+    ):
+        tab.add_column(h, justify="left" if h in ("op / kernel", "dtype", "bound") else "right", overflow="fold")
+    for pt in r.points:
+        tab.add_row(
+            Text(pt.label),
+            str(pt.calls),
+            f"{pt.time_us:,.1f}",
+            pt.dtype,
+            f"{pt.intensity:,.1f}",
+            f"{pt.achieved_tflops:,.1f}",
+            f"{pt.achieved_gbs:,.0f}",
+            pt.bound or "",
+            f"{pt.pct_of_roof:.0f}" if pt.pct_of_roof is not None else "",
+            f"{pt.pct_of_measured_roof:.0f}" if pt.pct_of_measured_roof is not None else "",
+            "" if pt.meets_target is None else ("yes" if pt.meets_target else "no"),
+        )
+    extra = [Text(f"no cost model (kernel µs): {r.unmodeled}", style="yellow")] if r.unmodeled else []
+    return Group(head, tab, *extra)
+
+
+def _x(ai: float) -> float:
+    lo, hi = (math.log10(v) for v in X_RANGE)
+    return PAD + (math.log10(min(max(ai, X_RANGE[0]), X_RANGE[1])) - lo) / (hi - lo) * (W - 2 * PAD)
+
+
+def svg(r: RooflineResult) -> str:
+    peak = max([*r.peaks.datasheet_tflops.values(), 1.0])
+    y_hi, y_lo = math.log10(peak * 2), math.log10(peak * 2) - 5
+
+    def y(tf: float) -> float:
+        v = math.log10(max(tf, 10**y_lo))
+        return H - PAD - (v - y_lo) / (y_hi - y_lo) * (H - 2 * PAD)
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="11">',
+        f'<rect width="{W}" height="{H}" fill="white"/>',
+        f'<text x="{PAD}" y="24" font-size="14">Roofline — {html.escape(str(r.peaks.gpu))}</text>',
+    ]
+    for e in range(-2, 5):  # axis ticks
+        out.append(f'<text x="{_x(10**e):.0f}" y="{H - PAD + 16}" text-anchor="middle">1e{e}</text>')
+    out.append(f'<text x="{W / 2}" y="{H - 20}" text-anchor="middle">arithmetic intensity (flop/byte)</text>')
+    out.append(f'<text x="16" y="{H / 2}" transform="rotate(-90 16 {H / 2})" text-anchor="middle">TFLOPS</text>')
+    roofs = [(r.peaks.datasheet_gbs, r.peaks.datasheet_tflops, "#555", "datasheet")]
+    if r.peaks.measured_gbs:
+        roofs.append((r.peaks.measured_gbs, r.peaks.measured_tflops, "#c33", "measured"))
+    for bw, tfs, color, kind in roofs:
+        if not bw:
+            continue
+        for dt, tf in tfs.items():
+            pts = [(ai, min(tf, ai * bw / 1e3)) for ai in (10 ** (i / 20) for i in range(-40, 81))]
+            path = " ".join(f"{_x(a):.1f},{y(t):.1f}" for a, t in pts)
+            out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="1.2"/>')
+            out.append(f'<text x="{W - PAD + 4}" y="{y(tf):.0f}" fill="{color}">{kind} {dt}</text>')
+    for pt in r.points:
+        if pt.intensity <= 0 or pt.achieved_tflops <= 0:
+            continue
+        label = html.escape(pt.label[:60])
+        out.append(
+            f'<circle cx="{_x(pt.intensity):.1f}" cy="{y(pt.achieved_tflops):.1f}" r="4" fill="#1f77b4">'
+            f"<title>{label}: {pt.achieved_tflops:.1f} TFLOPS, {pt.time_us:.0f} µs</title></circle>"
+        )
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def render_html(r: RooflineResult) -> str:
+    rows = "".join(
+        f"<tr><td>{html.escape(p.label)}</td><td>{p.time_us:,.1f}</td><td>{p.intensity:,.1f}</td>"
+        f"<td>{p.achieved_tflops:,.1f}</td><td>{p.bound or ''}</td>"
+        f"<td>{'' if p.pct_of_roof is None else f'{p.pct_of_roof:.0f}%'}</td></tr>"
+        for p in r.points
+    )
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>kscope roofline</title></head><body>"
+        f"{svg(r)}<table border='1' cellpadding='3'><tr><th>op / kernel</th><th>µs</th><th>flop/B</th>"
+        f"<th>TFLOPS</th><th>bound</th><th>% roof</th></tr>{rows}</table></body></html>\n"
+    )
+
+
+def render_json(r: RooflineResult) -> str:
+    return msgspec.json.format(msgspec.json.encode(r), indent=2).decode() + "\n"
+
+
+PRESENTERS: dict[str, Presenter] = {
+    "json": Presenter("json", ".json", False, render_json),
+    "svg": Presenter("svg", ".svg", False, svg),
+    "html": Presenter("html", ".html", False, render_html),
+}
