@@ -40,7 +40,8 @@ def _next_level_amd(k: KernelCode, lim: ArchLimits) -> str | None:
     occ = k.occupancy
     if occ is None or occ.waves_per_simd is None or occ.limiter != "vgpr":
         return None
-    file, gran = lim.get("vgprs_per_simd_per_lane"), lim.get("vgpr_alloc_granule") or 1
+    file = lim.get("vgprs_per_simd_per_lane", k.wave_size)
+    gran = lim.get("vgpr_alloc_granule", k.wave_size) or 1
     target = occ.waves_per_simd + 1
     if not file or target > occ.max_per_unit:
         return None
@@ -53,7 +54,7 @@ def _next_level_nvidia(k: KernelCode, lim: ArchLimits) -> str | None:
     if occ is None or occ.limiter != "registers" or not k.registers:
         return None
     regs_sm, unit = lim.get("registers_per_sm"), lim.get("register_alloc_unit_per_warp") or 1
-    parts = lim.get("warp_schedulers_per_sm") or 1
+    parts = lim.get("register_file_subpartitions") or 1
     warps_blk = math.ceil(occ.block_size / 32)
     want = (occ.blocks_per_cu + 1) * warps_blk
     per_part = math.ceil(want / parts)

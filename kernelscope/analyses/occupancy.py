@@ -31,12 +31,20 @@ class ArchLimits:
     vendor: str
     values: dict[str, Any]
 
-    def get(self, key: str) -> Any:
-        """The cited value, or None when the data says UNKNOWN or does not have it."""
+    def get(self, key: str, wave: int | None = None) -> Any:
+        """The cited value; None when the data says UNKNOWN / NOT_APPLICABLE or does not have it.
+
+        Values that differ by wave size (RDNA) or by CU/WGP mode are maps: the wave's entry, or the
+        per-CU one (kscope counts occupancy per CU), is taken.
+        """
         v = self.values.get(key)
+        if isinstance(v, dict) and "value" in v:
+            v = v["value"]
         if isinstance(v, dict):
-            v = v.get("value")
-        return None if v in (None, "UNKNOWN") else v
+            v = v.get(f"wave{wave}", v.get("cu_mode_per_cu"))
+        if isinstance(v, (bool, int, float, list)):
+            return v
+        return None
 
 
 def normalize_arch(arch: str) -> str:
@@ -62,6 +70,14 @@ def _roundup(x: int, unit: int | None) -> int:
     return x if not unit else -(-x // unit) * unit
 
 
+# on ties the architecture's own caps name the limiter: a kernel at the maximum is not "VGPR-limited"
+_PREFER = ("waves", "warps", "blocks", "workgroups", "vgpr", "registers", "sgpr", "lds", "shared")
+
+
+def _limiter(limits: dict[str, int | None]) -> str:
+    return min((v, _PREFER.index(k) if k in _PREFER else 99, k) for k, v in limits.items() if v is not None)[2]
+
+
 def _floor_div(a: float, b: float) -> int | None:
     return int(a // b) if b else None
 
@@ -70,7 +86,7 @@ def amd(k: KernelCode, lim: ArchLimits, block: int, dynamic_lds: int, notes: lis
     wave = k.wave_size or lim.get("wave_size") or 64
     simds = lim.get("simds_per_cu")
     cap = lim.get("max_waves_per_simd")
-    vfile = lim.get("vgprs_per_simd_per_lane")
+    vfile = lim.get("vgprs_per_simd_per_lane", wave)
     if not (simds and cap and vfile):
         notes.append(f"occupancy: {lim.arch} limits incomplete (SIMDs, waves/SIMD or VGPR file UNKNOWN)")
         return None
@@ -78,7 +94,7 @@ def amd(k: KernelCode, lim: ArchLimits, block: int, dynamic_lds: int, notes: lis
     vgprs = k.vgpr if lim.get("unified_vgpr_agpr") else (k.arch_vgpr or k.vgpr)
     limits: dict[str, int | None] = {}
     if vgprs:
-        per_simd = min(cap, vfile // _roundup(vgprs, lim.get("vgpr_alloc_granule")))
+        per_simd = min(cap, vfile // _roundup(vgprs, lim.get("vgpr_alloc_granule", wave)))
         limits["vgpr"] = (per_simd * simds) // waves_wg
     sfile, sgran = lim.get("sgprs_per_simd"), lim.get("sgpr_alloc_granule")
     if sfile and k.sgpr:
@@ -93,7 +109,7 @@ def amd(k: KernelCode, lim: ArchLimits, block: int, dynamic_lds: int, notes: lis
         limits["workgroups"] = int(max_wg)
     wgs = min(v for v in limits.values() if v is not None)
     per_simd_f = wgs * waves_wg / simds
-    limiter = min((v, key) for key, v in limits.items() if v is not None)[1]
+    limiter = _limiter(limits)
     return Occupancy(
         block_size=block,
         dynamic_shared_bytes=dynamic_lds,
@@ -119,7 +135,7 @@ def nvidia(k: KernelCode, lim: ArchLimits, block: int, dynamic_smem: int, notes:
     limits: dict[str, int | None] = {"warps": max_warps // warps_blk, "blocks": int(max_blocks)}
     if k.registers:
         per_warp = _roundup(k.registers * warp, unit)
-        parts = lim.get("warp_schedulers_per_sm") or 1  # the register file is split among the SM's partitions
+        parts = lim.get("register_file_subpartitions") or 1  # each SM sub-partition has its own register file
         limits["registers"] = ((regs_sm // parts) // per_warp * parts) // warps_blk
     reserved = lim.get("reserved_shared_per_block_bytes") or 0
     static = k.shared_bytes or 0
@@ -129,7 +145,7 @@ def nvidia(k: KernelCode, lim: ArchLimits, block: int, dynamic_smem: int, notes:
     if smem:
         limits["shared"] = _floor_div(smem_sm, _roundup(smem, lim.get("shared_alloc_unit_bytes")))
     blocks = min(v for v in limits.values() if v is not None)
-    limiter = min((v, key) for key, v in limits.items() if v is not None)[1]
+    limiter = _limiter(limits)
     warps = blocks * warps_blk
     return Occupancy(
         block_size=block,

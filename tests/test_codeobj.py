@@ -1,0 +1,175 @@
+"""kscope isa / fit / occupancy against independent ground truth.
+
+AMD: the amdhsa metadata note decoded here with pyelftools' raw section bytes + msgpack (not through
+kernelscope). NVIDIA: the H100's own CUDA driver (function attributes and the occupancy API, captured
+on the GPU by bench/gpu/cuda_occupancy.py into tests/data/occupancy) and the Nsight Compute report of
+the same two Triton kernels (launch__occupancy_* in the corpus details CSV).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+from pathlib import Path
+
+import msgpack
+import pytest
+from conftest import assert_one_error_line, run_kscope
+
+from kernelscope import api
+from kernelscope.analyses.occupancy import occupancy
+from kernelscope.codeobj.tools import cuda_tool
+from kernelscope.errors import MissingToolError
+
+DATA = Path(__file__).parent / "data"
+CODEOBJ = DATA / "codeobj"
+HAS_LLVM = shutil.which("llvm-objdump-19") or Path("/usr/lib/llvm-19/bin/llvm-objdump").exists()
+
+
+def _has_cuobjdump() -> bool:
+    try:
+        cuda_tool("cuobjdump")
+    except MissingToolError:
+        return False
+    return True
+
+
+def _note_metadata(path: Path) -> dict[str, object]:
+    """Independent decode: walk the ELF section headers by hand, find the AMDGPU note, msgpack it."""
+    data = path.read_bytes()
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
+    for i in range(shnum):
+        sh_type, = struct.unpack_from("<I", data, shoff + i * shentsize + 4)
+        off, size = struct.unpack_from("<QQ", data, shoff + i * shentsize + 24)
+        if sh_type != 7:  # SHT_NOTE
+            continue
+        p = off
+        while p < off + size:
+            namesz, descsz, ntype = struct.unpack_from("<III", data, p)
+            name = data[p + 12 : p + 12 + namesz].rstrip(b"\0")
+            desc_at = p + 12 + (namesz + 3) // 4 * 4
+            if name == b"AMDGPU" and ntype == 32:
+                doc: dict[str, object] = msgpack.unpackb(data[desc_at : desc_at + descsz], raw=False)
+                return doc
+            p = desc_at + (descsz + 3) // 4 * 4
+    raise AssertionError("no AMDGPU note")
+
+
+@pytest.mark.parametrize("name", ["mm_gfx942.hsaco", "softmax_gfx942.hsaco", "add_gfx950.hsaco", "add_gfx1201.hsaco"])
+def test_amd_resources_equal_compiler_metadata(name: str) -> None:
+    (obj,) = api.isa([CODEOBJ / name])
+    meta = _note_metadata(CODEOBJ / name)
+    (truth,) = meta["amdhsa.kernels"]  # type: ignore[misc]
+    (k,) = obj.kernels
+    assert obj.arch in str(meta["amdhsa.target"])
+    assert (k.name, k.vgpr, k.sgpr, k.agpr, k.vgpr_spill, k.sgpr_spill) == (
+        truth[".name"], truth[".vgpr_count"], truth[".sgpr_count"], truth.get(".agpr_count"),
+        truth[".vgpr_spill_count"], truth[".sgpr_spill_count"],
+    )
+    assert (k.lds_bytes, k.scratch_bytes, k.wave_size) == (
+        truth[".group_segment_fixed_size"], truth[".private_segment_fixed_size"], truth[".wavefront_size"]
+    )
+
+
+def test_gfx942_gemm_unified_vgprs_and_occupancy() -> None:
+    (obj,) = api.isa([CODEOBJ / "mm_gfx942.hsaco"])
+    (k,) = obj.kernels
+    assert (k.vgpr, k.agpr, k.arch_vgpr) == (512, 256, 256)  # unified file: .vgpr_count includes AGPRs
+    occ = k.occupancy
+    assert occ is not None and occ.block_size == 256  # Triton num_warps 4 x wave 64, from the metadata beside it
+    assert (occ.waves_per_simd, occ.limiter) == (1, "vgpr")  # 512 of 512 VGPRs: one wave per SIMD
+
+
+@pytest.mark.skipif(not HAS_LLVM, reason="needs LLVM 19 llvm-objdump")
+def test_amd_mix_counts_match_the_disassembly() -> None:
+    (obj,) = api.isa([CODEOBJ / "mm_gfx942.hsaco"])
+    (k,) = obj.kernels
+    import subprocess
+
+    tool = shutil.which("llvm-objdump-19") or "/usr/lib/llvm-19/bin/llvm-objdump"
+    text = subprocess.run([tool, "-d", "--mcpu=gfx942", str(CODEOBJ / "mm_gfx942.hsaco")], capture_output=True,
+                          text=True, check=True).stdout
+    ops = [ln.split()[0] for ln in text.splitlines() if ln.startswith("\t")]
+    assert k.mix["matrix"] == sum(o.startswith("v_mfma") for o in ops)
+    assert k.mix["scratch_load"] == sum(o.startswith("scratch_load") for o in ops)
+    assert k.mix["accvgpr"] == sum(o.startswith("v_accvgpr") for o in ops)
+
+
+def test_gfx950_without_a_disassembler_says_so() -> None:
+    (obj,) = api.isa([CODEOBJ / "add_gfx950.hsaco"])
+    if obj.disassembler is None:
+        assert any("gfx950" in n for n in obj.notes) and obj.kernels[0].mix == {}
+
+
+H100 = json.loads((DATA / "occupancy" / "h100_cuda_occupancy.json").read_text())
+
+
+@pytest.mark.skipif(not _has_cuobjdump(), reason="needs cuobjdump (nvidia-cuda-cuobjdump wheel)")
+@pytest.mark.parametrize("entry", H100["kernels"], ids=[k["cubin"] for k in H100["kernels"]])
+def test_nvidia_resources_and_occupancy_equal_the_cuda_driver(entry: dict[str, object]) -> None:
+    (obj,) = api.isa([CODEOBJ / str(entry["cubin"])])
+    (k,) = [k for k in obj.kernels if k.name == entry["name"]]
+    attrs = entry["attributes"]
+    # the driver's per-thread local size is cuobjdump's LOCAL plus its STACK frame (spills live there)
+    assert (k.registers, (k.local_bytes or 0) + (k.stack_bytes or 0)) == (attrs["registers"], attrs["local"])  # type: ignore[index]
+    rows = entry["occupancy"]
+    assert len(rows) >= 40  # type: ignore[arg-type]
+    for row in rows:  # type: ignore[attr-defined]
+        occ = occupancy(k, row["block"], row["dynamic_shared"])
+        assert occ is not None
+        assert occ.blocks_per_cu == row["blocks_per_sm"], (row, occ.limits)
+
+
+def _ncu(kernel: str, metric: str) -> str:
+    import csv
+
+    for r in csv.DictReader((DATA / "ncu" / "h100_triton_details.csv").open()):
+        if r["Kernel Name"] == kernel and r["Metric Name"] == metric:
+            return r["Metric Value"]
+    raise AssertionError(metric)
+
+
+@pytest.mark.skipif(not _has_cuobjdump(), reason="needs cuobjdump")
+@pytest.mark.parametrize(("cubin", "kernel", "dynamic"), [("h100_triton_mm_k_sm90a.cubin", "mm_k", 98304),
+                                                          ("h100_triton_softmax_k_sm90a.cubin", "softmax_k", 32)])
+def test_nvidia_occupancy_equals_nsight_compute(cubin: str, kernel: str, dynamic: int) -> None:
+    block = int(_ncu(kernel, "Block Size"))
+    (obj,) = api.isa([CODEOBJ / cubin], block_size=block, dynamic_shared=dynamic)
+    occ = obj.kernels[0].occupancy
+    assert occ is not None
+    assert occ.warps_per_sm == int(_ncu(kernel, "Theoretical Active Warps per SM"))
+    assert occ.limits["registers"] == int(_ncu(kernel, "Block Limit Registers")) * block // 32
+    assert round(occ.pct) == round(float(_ncu(kernel, "Theoretical Occupancy")))
+
+
+def test_fit_panels_and_json(tmp_path: Path) -> None:
+    proc = run_kscope("fit", CODEOBJ / "mm_gfx942.hsaco")
+    assert proc.returncode == 0, proc.stderr
+    assert "VGPR (unified)" in proc.stdout and "512/512" in proc.stdout and "spills: 58 VGPR + 61 SGPR" in proc.stdout
+    doc = json.loads(run_kscope("fit", CODEOBJ / "mm_gfx942.hsaco", "--json").stdout)
+    assert doc["schema"] == "kernelscope.fit.v1" and doc["kernels"][0]["limiter"] == "vgpr"
+
+
+def test_isa_json_schema() -> None:
+    proc = run_kscope("isa", CODEOBJ / "softmax_gfx942.hsaco", "--json")
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == "kernelscope.isa.v1"
+    k = doc["objects"][0]["kernels"][0]
+    for key in ("name", "arch", "vgpr", "sgpr", "agpr", "vgpr_spill", "sgpr_spill", "lds_bytes", "scratch_bytes",
+                "wave_size", "occupancy", "mix"):
+        assert key in k
+
+
+@pytest.mark.parametrize("args", [("isa", "{tmp}/none.hsaco"), ("isa", "{junk}"), ("isa", "{tmp}"),
+                                  ("fit", "{junk}"), ("isa", "{bundle}"), ("isa", "{hsaco}", "--block-size", "0")],
+                         ids=["missing", "not-a-binary", "empty-dir", "fit-junk", "corrupt-bundle", "bad-block"])
+def test_bad_input_is_one_line(tmp_path: Path, args: tuple[str, ...]) -> None:
+    junk = tmp_path / "junk.hsaco"
+    junk.write_bytes(b"\x7fELF" + b"\0" * 60)
+    bundle = tmp_path / "b.co"
+    bundle.write_bytes(b"__CLANG_OFFLOAD_BUNDLE__" + b"\xff" * 8)
+    (tmp_path / "empty").mkdir()
+    subs = {"tmp": tmp_path / "empty", "junk": junk, "bundle": bundle, "hsaco": CODEOBJ / "add_gfx942.hsaco"}
+    assert_one_error_line(run_kscope(*(a.format(**subs) for a in args)))

@@ -1,0 +1,87 @@
+"""Hardware database rules, and the roofline against hand-computed FLOPs/bytes from the trace itself."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from conftest import assert_one_error_line, run_kscope
+
+from kernelscope import api
+from kernelscope.analyses.roofline import evaluate
+from kernelscope.data import demo_file
+from kernelscope.hw.specs import database, lookup
+
+REQUIRED = {"h100_sxm", "h100_pcie", "h200", "b200", "a100_sxm", "l40s", "mi250x", "mi300x", "mi325x", "mi350x",
+            "mi355x", "rx7900xtx", "r9700"}
+
+
+def test_every_value_is_cited_or_unknown() -> None:
+    db = database()
+    assert REQUIRED <= set(db)
+    for key, spec in db.items():
+        assert spec.vendor in ("amd", "nvidia") and spec.arch, key
+        for field, v in spec.specs.items():
+            if v.value == "UNKNOWN" or v.value is None:
+                continue
+            assert isinstance(v.value, (int, float)), (key, field)
+            assert v.source.startswith("https://") and v.section, (key, field)
+
+
+@pytest.mark.parametrize(("device", "key"), [("NVIDIA H100 80GB HBM3", "h100_sxm"), ("h100 sxm", "h100_sxm"),
+                                             ("AMD Instinct MI300X", "mi300x")])
+def test_device_names_map_to_entries(device: str, key: str) -> None:
+    assert lookup(device).key == key
+
+
+def test_hw_cli(tmp_path: Path) -> None:
+    proc = run_kscope("hw", "--json")
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == "kernelscope.hw.v1" and len(doc["gpus"]) >= 13
+    one = run_kscope("hw", "H100 SXM")
+    assert one.returncode == 0 and "memory_bandwidth_gbs" in one.stdout and "https://" in one.stdout
+    assert_one_error_line(run_kscope("hw", "Voodoo 5"))
+
+
+def test_expressions() -> None:
+    assert evaluate("2*M*N*K", {"M": 2, "N": 3, "K": 4}) == 48
+    with pytest.raises(Exception, match="has no value"):
+        evaluate("2*M", {})
+    with pytest.raises(Exception, match="only numbers"):
+        evaluate("__import__('os')", {})
+
+
+def test_roofline_from_trace_matches_hand_counts() -> None:
+    trace = demo_file("h100_transformer_eager.json.gz")
+    result = api.roofline(trace)
+    ev = json.load(gzip.open(trace))["traceEvents"]
+    # truth: the addmm [[4096], [8192, 1024], [1024, 4096]] op, counted from the raw events
+    ops = {e["args"]["External id"]: e for e in ev if e.get("cat") == "cpu_op"}
+    ns = 0.0
+    calls = 0
+    for e in ev:
+        op = ops.get(e.get("args", {}).get("External id")) if e.get("cat") == "kernel" else None
+        if op and op["name"] == "aten::addmm" and op["args"]["Input Dims"][1:3] == [[8192, 1024], [1024, 4096]]:
+            ns += e["dur"] * 1000
+            calls += 1
+    pt = next(p for p in result.points if p.label.startswith("aten::addmm [[4096], [8192, 1024], [1024, 4096]]"))
+    flops = 2 * 8192 * 1024 * 4096
+    assert pt.calls == calls and pt.flops == pytest.approx(flops * calls)
+    assert pt.time_us == pytest.approx(ns / 1e3, rel=1e-6)
+    assert pt.achieved_tflops == pytest.approx(flops * calls / (ns / 1e9) / 1e12, rel=1e-6)
+    assert pt.bound == "compute" and pt.peak_tflops == lookup("h100_sxm").number("bf16_matrix_tflops")
+
+
+def test_roofline_given_numbers_and_plot(tmp_path: Path) -> None:
+    svg = tmp_path / "r.svg"
+    proc = run_kscope("roofline", "--gpu", "H100 SXM", "--flops", "2*M*N*K", "--bytes", "2*(M*K+K*N+M*N)",
+                      "--var", "M=8192", "--var", "N=8192", "--var", "K=8192", "--time-us", "1500", "-o", svg)
+    assert proc.returncode == 0, proc.stderr
+    assert svg.read_text().startswith("<svg") and "<circle" in svg.read_text()
+    doc = json.loads(run_kscope("roofline", "--gpu", "H100 SXM", "--flops", "1e12", "--bytes", "1e9",
+                                "--time-us", "2000", "--json").stdout)
+    (pt,) = doc["points"]
+    assert pt["achieved_tflops"] == pytest.approx(500.0) and pt["intensity"] == pytest.approx(1000.0)
+    assert_one_error_line(run_kscope("roofline", "--gpu", "H100 SXM", "--flops", "2*M", "--bytes", "1", "--time-us", "1"))
