@@ -38,10 +38,10 @@ def _has_cuobjdump() -> bool:
 def _note_metadata(path: Path) -> dict[str, object]:
     """Independent decode: walk the ELF section headers by hand, find the AMDGPU note, msgpack it."""
     data = path.read_bytes()
-    shoff, = struct.unpack_from("<Q", data, 0x28)
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
     for i in range(shnum):
-        sh_type, = struct.unpack_from("<I", data, shoff + i * shentsize + 4)
+        (sh_type,) = struct.unpack_from("<I", data, shoff + i * shentsize + 4)
         off, size = struct.unpack_from("<QQ", data, shoff + i * shentsize + 24)
         if sh_type != 7:  # SHT_NOTE
             continue
@@ -65,11 +65,17 @@ def test_amd_resources_equal_compiler_metadata(name: str) -> None:
     (k,) = obj.kernels
     assert obj.arch in str(meta["amdhsa.target"])
     assert (k.name, k.vgpr, k.sgpr, k.agpr, k.vgpr_spill, k.sgpr_spill) == (
-        truth[".name"], truth[".vgpr_count"], truth[".sgpr_count"], truth.get(".agpr_count"),
-        truth[".vgpr_spill_count"], truth[".sgpr_spill_count"],
+        truth[".name"],
+        truth[".vgpr_count"],
+        truth[".sgpr_count"],
+        truth.get(".agpr_count"),
+        truth[".vgpr_spill_count"],
+        truth[".sgpr_spill_count"],
     )
     assert (k.lds_bytes, k.scratch_bytes, k.wave_size) == (
-        truth[".group_segment_fixed_size"], truth[".private_segment_fixed_size"], truth[".wavefront_size"]
+        truth[".group_segment_fixed_size"],
+        truth[".private_segment_fixed_size"],
+        truth[".wavefront_size"],
     )
 
 
@@ -89,8 +95,9 @@ def test_amd_mix_counts_match_the_disassembly() -> None:
     import subprocess
 
     tool = shutil.which("llvm-objdump-19") or "/usr/lib/llvm-19/bin/llvm-objdump"
-    text = subprocess.run([tool, "-d", "--mcpu=gfx942", str(CODEOBJ / "mm_gfx942.hsaco")], capture_output=True,
-                          text=True, check=True).stdout
+    text = subprocess.run(
+        [tool, "-d", "--mcpu=gfx942", str(CODEOBJ / "mm_gfx942.hsaco")], capture_output=True, text=True, check=True
+    ).stdout
     ops = [ln.split()[0] for ln in text.splitlines() if ln.startswith("\t")]
     assert k.mix["matrix"] == sum(o.startswith("v_mfma") for o in ops)
     assert k.mix["scratch_load"] == sum(o.startswith("scratch_load") for o in ops)
@@ -132,8 +139,10 @@ def _ncu(kernel: str, metric: str) -> str:
 
 
 @pytest.mark.skipif(not _has_cuobjdump(), reason="needs cuobjdump")
-@pytest.mark.parametrize(("cubin", "kernel", "dynamic"), [("h100_triton_mm_k_sm90a.cubin", "mm_k", 98304),
-                                                          ("h100_triton_softmax_k_sm90a.cubin", "softmax_k", 32)])
+@pytest.mark.parametrize(
+    ("cubin", "kernel", "dynamic"),
+    [("h100_triton_mm_k_sm90a.cubin", "mm_k", 98304), ("h100_triton_softmax_k_sm90a.cubin", "softmax_k", 32)],
+)
 def test_nvidia_occupancy_equals_nsight_compute(cubin: str, kernel: str, dynamic: int) -> None:
     block = int(_ncu(kernel, "Block Size"))
     (obj,) = api.isa([CODEOBJ / cubin], block_size=block, dynamic_shared=dynamic)
@@ -157,14 +166,35 @@ def test_isa_json_schema() -> None:
     doc = json.loads(proc.stdout)
     assert doc["schema"] == "kernelscope.isa.v1"
     k = doc["objects"][0]["kernels"][0]
-    for key in ("name", "arch", "vgpr", "sgpr", "agpr", "vgpr_spill", "sgpr_spill", "lds_bytes", "scratch_bytes",
-                "wave_size", "occupancy", "mix"):
+    for key in (
+        "name",
+        "arch",
+        "vgpr",
+        "sgpr",
+        "agpr",
+        "vgpr_spill",
+        "sgpr_spill",
+        "lds_bytes",
+        "scratch_bytes",
+        "wave_size",
+        "occupancy",
+        "mix",
+    ):
         assert key in k
 
 
-@pytest.mark.parametrize("args", [("isa", "{tmp}/none.hsaco"), ("isa", "{junk}"), ("isa", "{tmp}"),
-                                  ("fit", "{junk}"), ("isa", "{bundle}"), ("isa", "{hsaco}", "--block-size", "0")],
-                         ids=["missing", "not-a-binary", "empty-dir", "fit-junk", "corrupt-bundle", "bad-block"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("isa", "{tmp}/none.hsaco"),
+        ("isa", "{junk}"),
+        ("isa", "{tmp}"),
+        ("fit", "{junk}"),
+        ("isa", "{bundle}"),
+        ("isa", "{hsaco}", "--block-size", "0"),
+    ],
+    ids=["missing", "not-a-binary", "empty-dir", "fit-junk", "corrupt-bundle", "bad-block"],
+)
 def test_bad_input_is_one_line(tmp_path: Path, args: tuple[str, ...]) -> None:
     junk = tmp_path / "junk.hsaco"
     junk.write_bytes(b"\x7fELF" + b"\0" * 60)

@@ -14,13 +14,26 @@ from kernelscope.analyses.roofline import evaluate
 from kernelscope.data import demo_file
 from kernelscope.hw.specs import database, lookup
 
-REQUIRED = {"h100_sxm", "h100_pcie", "h200", "b200", "a100_sxm", "l40s", "mi250x", "mi300x", "mi325x", "mi350x",
-            "mi355x", "rx7900xtx", "r9700"}
+REQUIRED = {
+    "h100_sxm",
+    "h100_pcie",
+    "h200",
+    "b200",
+    "a100_sxm",
+    "l40s",
+    "mi250x",
+    "mi300x",
+    "mi325x",
+    "mi350x",
+    "mi355x",
+    "rx7900xtx",
+    "r9700",
+}
 
 
 def test_every_value_is_cited_or_unknown() -> None:
     db = database()
-    assert REQUIRED <= set(db)
+    assert set(db) >= REQUIRED
     for key, spec in db.items():
         assert spec.vendor in ("amd", "nvidia") and spec.arch, key
         for field, v in spec.specs.items():
@@ -30,8 +43,10 @@ def test_every_value_is_cited_or_unknown() -> None:
             assert v.source.startswith("https://") and v.section, (key, field)
 
 
-@pytest.mark.parametrize(("device", "key"), [("NVIDIA H100 80GB HBM3", "h100_sxm"), ("h100 sxm", "h100_sxm"),
-                                             ("AMD Instinct MI300X", "mi300x")])
+@pytest.mark.parametrize(
+    ("device", "key"),
+    [("NVIDIA H100 80GB HBM3", "h100_sxm"), ("h100 sxm", "h100_sxm"), ("AMD Instinct MI300X", "mi300x")],
+)
 def test_device_names_map_to_entries(device: str, key: str) -> None:
     assert lookup(device).key == key
 
@@ -56,7 +71,8 @@ def test_expressions() -> None:
 def test_roofline_from_trace_matches_hand_counts() -> None:
     trace = demo_file("h100_transformer_eager.json.gz")
     result = api.roofline(trace)
-    ev = json.load(gzip.open(trace))["traceEvents"]
+    with gzip.open(trace) as f:
+        ev = json.load(f)["traceEvents"]
     # truth: the addmm [[4096], [8192, 1024], [1024, 4096]] op, counted from the raw events
     ops = {e["args"]["External id"]: e for e in ev if e.get("cat") == "cpu_op"}
     ns = 0.0
@@ -76,12 +92,34 @@ def test_roofline_from_trace_matches_hand_counts() -> None:
 
 def test_roofline_given_numbers_and_plot(tmp_path: Path) -> None:
     svg = tmp_path / "r.svg"
-    proc = run_kscope("roofline", "--gpu", "H100 SXM", "--flops", "2*M*N*K", "--bytes", "2*(M*K+K*N+M*N)",
-                      "--var", "M=8192", "--var", "N=8192", "--var", "K=8192", "--time-us", "1500", "-o", svg)
+    proc = run_kscope(
+        "roofline",
+        "--gpu",
+        "H100 SXM",
+        "--flops",
+        "2*M*N*K",
+        "--bytes",
+        "2*(M*K+K*N+M*N)",
+        "--var",
+        "M=8192",
+        "--var",
+        "N=8192",
+        "--var",
+        "K=8192",
+        "--time-us",
+        "1500",
+        "-o",
+        svg,
+    )
     assert proc.returncode == 0, proc.stderr
     assert svg.read_text().startswith("<svg") and "<circle" in svg.read_text()
-    doc = json.loads(run_kscope("roofline", "--gpu", "H100 SXM", "--flops", "1e12", "--bytes", "1e9",
-                                "--time-us", "2000", "--json").stdout)
+    doc = json.loads(
+        run_kscope(
+            "roofline", "--gpu", "H100 SXM", "--flops", "1e12", "--bytes", "1e9", "--time-us", "2000", "--json"
+        ).stdout
+    )
     (pt,) = doc["points"]
     assert pt["achieved_tflops"] == pytest.approx(500.0) and pt["intensity"] == pytest.approx(1000.0)
-    assert_one_error_line(run_kscope("roofline", "--gpu", "H100 SXM", "--flops", "2*M", "--bytes", "1", "--time-us", "1"))
+    assert_one_error_line(
+        run_kscope("roofline", "--gpu", "H100 SXM", "--flops", "2*M", "--bytes", "1", "--time-us", "1")
+    )

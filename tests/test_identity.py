@@ -156,5 +156,9 @@ def test_sfinae_return_type_is_not_the_function() -> None:
         ]
     )
     assert (ident.kind, ident.category, ident.function, ident.namespace, ident.dtype) == (
-        "vllm", "norm", "fused_add_rms_norm_kernel", "vllm", "bf16"
+        "vllm",
+        "norm",
+        "fused_add_rms_norm_kernel",
+        "vllm",
+        "bf16",
     )

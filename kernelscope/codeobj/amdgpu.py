@@ -19,7 +19,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import NoteSection
 
-from kernelscope.codeobj.tools import llvm_objdump
+from kernelscope.codeobj.tools import llvm_objdumps
 from kernelscope.errors import FormatError, ToolFailedError
 from kernelscope.model.codeobj import CodeObject, KernelCode
 
@@ -120,20 +120,30 @@ _LABEL = re.compile(r"^[0-9a-f]+ <(.+)>:$")
 
 
 def disassemble(path: Path, arch: str) -> tuple[dict[str, list[str]], str]:
-    """Instruction lines per kernel symbol, and the tool that produced them."""
-    tool = llvm_objdump()
-    proc = subprocess.run([tool, "-d", f"--mcpu={arch}", str(path)], capture_output=True, text=True, check=False)
-    if proc.returncode != 0 or "not a recognized processor" in proc.stderr:
-        first = (proc.stderr.strip().splitlines() or ["no output"])[0]
-        raise ToolFailedError(f"{Path(tool).name} cannot disassemble {arch}: {first}")
+    """Instruction lines per kernel symbol, and the tool that produced them (the first LLVM that knows
+    the target)."""
+    failures = []
+    for tool in llvm_objdumps():
+        proc = subprocess.run([tool, "-d", f"--mcpu={arch}", str(path)], capture_output=True, text=True, check=False)
+        if proc.returncode == 0 and "not a recognized processor" not in proc.stderr:
+            return _per_symbol(proc.stdout), _version(tool)
+        failures.append(f"{_version(tool)}: {(proc.stderr.strip().splitlines() or ['no output'])[0]}")
+    raise ToolFailedError(f"no installed LLVM disassembles {arch} ({'; '.join(failures)}); LLVM 20 or later does")
+
+
+def _version(tool: str) -> str:
+    out = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout
+    ver = re.search(r"LLVM version ([\d.]+)", out)
+    return f"llvm-objdump {ver.group(1) if ver else '?'}"
+
+
+def _per_symbol(text: str) -> dict[str, list[str]]:
     per: dict[str, list[str]] = {}
     current: list[str] | None = None
-    for line in proc.stdout.splitlines():
+    for line in text.splitlines():
         m = _LABEL.match(line)
         if m:
             current = per.setdefault(m.group(1), [])
         elif current is not None and line.startswith("\t"):
             current.append(line.strip().split("//", 1)[0].strip())
-    version = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout
-    ver = re.search(r"LLVM version ([\d.]+)", version)
-    return per, f"llvm-objdump {ver.group(1) if ver else '?'}"
+    return per

@@ -37,19 +37,21 @@ def cuda_tool(name: str) -> str:
     raise MissingToolError(name, f"pip install nvidia-cuda-{name} (or a CUDA toolkit on PATH)")
 
 
-# LLVM 19 disassembles up to gfx942 and RDNA4; it does not know gfx950.
-_LLVM_CANDIDATES = (
-    "llvm-objdump-19",
-    "/usr/lib/llvm-19/bin/llvm-objdump",
-    "llvm-objdump-20",
-    "/usr/lib/llvm-20/bin/llvm-objdump",
-)
+# LLVM 19 (Debian's llvm-19) disassembles up to gfx942 and RDNA4; gfx950 needs a newer LLVM, which is
+# used when installed (llvm-20 and later).
+_LLVM_VERSIONS = (19, 20, 21, 22, 23)
 
 
 @cache
-def llvm_objdump() -> str:
-    for c in _LLVM_CANDIDATES:
-        found = shutil.which(c) or (c if os.access(c, os.X_OK) else None)
-        if found:
-            return found
-    raise MissingToolError("llvm-objdump (LLVM 19)", "apt install --no-install-recommends llvm-19")
+def llvm_objdumps() -> tuple[str, ...]:
+    """Every llvm-objdump present, LLVM 19 first (the reference), then newer ones for newer targets."""
+    found = []
+    for v in _LLVM_VERSIONS:
+        for c in (f"llvm-objdump-{v}", f"/usr/lib/llvm-{v}/bin/llvm-objdump"):
+            path = shutil.which(c) or (c if os.access(c, os.X_OK) else None)
+            if path:
+                found.append(path)
+                break
+    if not found:
+        raise MissingToolError("llvm-objdump (LLVM 19)", "apt install --no-install-recommends llvm-19")
+    return tuple(found)
