@@ -12,6 +12,7 @@ import io
 import re
 import struct
 import subprocess
+from functools import cache
 from pathlib import Path
 
 import msgpack
@@ -131,6 +132,7 @@ def disassemble(path: Path, arch: str) -> tuple[dict[str, list[str]], str]:
     raise ToolFailedError(f"no installed LLVM disassembles {arch} ({'; '.join(failures)}); LLVM 20 or later does")
 
 
+@cache
 def _version(tool: str) -> str:
     out = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout
     ver = re.search(r"LLVM version ([\d.]+)", out)

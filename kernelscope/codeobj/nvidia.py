@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 import subprocess
+from functools import cache
 from pathlib import Path
 
 from elftools.common.exceptions import ELFError
@@ -38,37 +39,35 @@ def _run(args: list[str], path: Path) -> str:
     return proc.stdout
 
 
-def _resources(text: str) -> dict[tuple[str, str], dict[str, int]]:
-    out: dict[tuple[str, str], dict[str, int]] = {}
-    arch, current = "unknown", {}
-    for line in text.splitlines():
-        a = _ARCH.search(line)
-        if a:
-            arch = a.group(1)
-        f = _FUNCTION.match(line)
-        if f:
-            current = out.setdefault((arch, f.group(1)), {})
-            continue
-        if line.strip().startswith("REG:"):
-            current.update({k: int(v) for k, v in _RESOURCE.findall(line)})
-    return out
-
-
-def _sass(text: str) -> dict[tuple[str, str], list[str]]:
+def _blocks(text: str, header: re.Pattern[str]) -> dict[tuple[str, str], list[str]]:
+    """The lines of a cuobjdump listing per (architecture, function): both listings head each embedded
+    ELF with its architecture and each function with a header line."""
     out: dict[tuple[str, str], list[str]] = {}
     arch, current = "unknown", None
     for line in text.splitlines():
         a = _ARCH.search(line)
         if a:
             arch = a.group(1)
-        f = _SASS_FUNCTION.match(line)
+        f = header.match(line)
         if f:
             current = out.setdefault((arch, f.group(1)), [])
-            continue
-        m = _SASS.match(line)
-        if m and current is not None:
-            current.append(m.group(1))
+        elif current is not None:
+            current.append(line)
     return out
+
+
+def _resources(text: str) -> dict[tuple[str, str], dict[str, int]]:
+    return {
+        key: {k: int(v) for line in lines if line.strip().startswith("REG:") for k, v in _RESOURCE.findall(line)}
+        for key, lines in _blocks(text, _FUNCTION).items()
+    }
+
+
+def _sass(text: str) -> dict[tuple[str, str], list[str]]:
+    return {
+        key: [m.group(1) for line in lines if (m := _SASS.match(line))]
+        for key, lines in _blocks(text, _SASS_FUNCTION).items()
+    }
 
 
 def reservation_in_static(path: Path, fmt: str) -> bool:
@@ -86,6 +85,14 @@ def reservation_in_static(path: Path, fmt: str) -> bool:
         )
     except (ELFError, OSError, ValueError):
         return False
+
+
+@cache
+def _version(tool: str) -> str:
+    """``cuobjdump 13.5``: asked once per process, not once per binary."""
+    out = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout
+    ver = re.search(r"release ([\d.]+)|cuda_([\d.]+)", out)
+    return f"cuobjdump {next((g for g in ver.groups() if g), '?') if ver else '?'}"
 
 
 def read(path: Path, fmt: str) -> CodeObject:
@@ -118,13 +125,11 @@ def read(path: Path, fmt: str) -> CodeObject:
             )
         )
     arches = sorted({k.arch for k in kernels})
-    version = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout
-    ver = re.search(r"release ([\d.]+)|cuda_([\d.]+)", version)
     return CodeObject(
         path=str(path),
         format=fmt,
         vendor="nvidia",
         arch=",".join(arches),
         kernels=kernels,
-        disassembler=f"cuobjdump {next((g for g in ver.groups() if g), '?') if ver else '?'}",
+        disassembler=_version(tool),
     )

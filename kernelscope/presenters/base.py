@@ -5,11 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
+from rich.table import Table as RichTable
+from rich.text import Text
 
 from kernelscope.errors import InputError, MissingToolError
 
@@ -60,6 +62,17 @@ class Presenter:
 
 def render_json(result: Any) -> str:
     return msgspec.json.format(msgspec.json.encode(result), indent=2).decode() + "\n"
+
+
+def rich_table(t: Table, hidden: Collection[str] = ()) -> RichTable:
+    """A ``Table`` as a rich table (cells as ``Text``: kernel names hold ``[brackets]``, not markup)."""
+    tab = RichTable(title=t.title, title_justify="left", header_style="bold")
+    cols = [c for c in t.columns if c.key not in hidden]
+    for c in cols:
+        tab.add_column(c.label, justify="left" if c.justify == "left" else "right", overflow="fold")
+    for r in t.rows:
+        tab.add_row(*(Text(fmt(r.get(c.key), c.decimals)) for c in cols))
+    return tab
 
 
 def render_csv(tables: Sequence[Table]) -> str:

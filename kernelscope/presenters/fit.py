@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import msgspec
-
 from kernelscope.analyses.fit import FitReport, Gauge, KernelFit
-from kernelscope.presenters.base import Presenter
+from kernelscope.presenters.base import Presenter, render_json
 
 WIDTH = 30
 
@@ -39,10 +37,6 @@ def panel(f: KernelFit) -> str:
 
 def render_text(report: FitReport) -> str:
     return "\n\n".join(panel(k) for k in report.kernels) + "\n"
-
-
-def render_json(report: FitReport) -> str:
-    return msgspec.json.format(msgspec.json.encode(report), indent=2).decode() + "\n"
 
 
 PRESENTERS: dict[str, Presenter] = {"json": Presenter("json", ".json", False, render_json)}

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import msgspec
 from rich.console import Group
 from rich.table import Table as RichTable
 from rich.text import Text
 
 from kernelscope.hw.specs import HW_SCHEMA, GpuSpec
 from kernelscope.presenters.base import Presenter
+from kernelscope.presenters.base import render_json as base_render_json
 
 SUMMARY = (
     "compute_units",
@@ -51,8 +51,7 @@ def renderable(specs: Sequence[GpuSpec], detected: str | None, full: bool) -> Gr
 
 def render_json(doc: tuple[Sequence[GpuSpec], str | None]) -> str:
     specs, detected = doc
-    out = {"schema": HW_SCHEMA, "detected": detected, "gpus": msgspec.to_builtins(list(specs))}
-    return msgspec.json.format(msgspec.json.encode(out), indent=2).decode() + "\n"
+    return base_render_json({"schema": HW_SCHEMA, "detected": detected, "gpus": list(specs)})
 
 
 PRESENTERS: dict[str, Presenter] = {"json": Presenter("json", ".json", False, render_json)}

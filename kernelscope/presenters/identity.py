@@ -10,6 +10,7 @@ from rich.text import Text
 
 from kernelscope.model.identity import KernelIdentity
 from kernelscope.presenters.base import Column, Presenter, Table, fmt, render_csv, render_markdown
+from kernelscope.presenters.base import render_json as base_render_json
 
 CLASSIFY_SCHEMA = "kernelscope.classify.v1"
 
@@ -37,8 +38,7 @@ def table(idents: Sequence[KernelIdentity]) -> Table:
 
 def render_json(idents: Sequence[KernelIdentity]) -> str:
     """A JSON array; every object carries ``schema`` so a lone element is still self-describing."""
-    docs = [{"schema": CLASSIFY_SCHEMA, **msgspec.to_builtins(i)} for i in idents]
-    return msgspec.json.format(msgspec.json.encode(docs), indent=2).decode() + "\n"
+    return base_render_json([{"schema": CLASSIFY_SCHEMA, **msgspec.to_builtins(i)} for i in idents])
 
 
 def rich_renderable(idents: Sequence[KernelIdentity], width: int = 200) -> RichTable:

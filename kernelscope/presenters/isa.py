@@ -6,11 +6,10 @@ from collections.abc import Sequence
 
 import msgspec
 from rich.console import Group, RenderableType
-from rich.table import Table as RichTable
 from rich.text import Text
 
 from kernelscope.model.codeobj import CodeObject, KernelCode
-from kernelscope.presenters.base import Column, Presenter, Table, fmt, render_csv, render_markdown
+from kernelscope.presenters.base import Column, Presenter, Table, render_csv, render_json, render_markdown, rich_table
 
 ISA_SCHEMA = "kernelscope.isa.v1"
 
@@ -75,18 +74,12 @@ def tables(objs: Sequence[CodeObject]) -> list[Table]:
 def rich_renderable(objs: Sequence[CodeObject]) -> Group:
     parts: list[RenderableType] = []
     for t in tables(objs):
-        tab = RichTable(title=t.title, title_justify="left", header_style="bold")
-        for c in t.columns:
-            tab.add_column(c.label, justify="left" if c.justify == "left" else "right", overflow="fold")
-        for r in t.rows:
-            tab.add_row(*(Text(fmt(r.get(c.key), c.decimals)) for c in t.columns))
-        parts += [tab, *(Text(f"note: {n}", style="yellow") for n in t.notes), Text("")]
+        parts += [rich_table(t), *(Text(f"note: {n}", style="yellow") for n in t.notes), Text("")]
     return Group(*parts)
 
 
-def render_json(objs: Sequence[CodeObject]) -> str:
-    doc = {"schema": ISA_SCHEMA, "objects": msgspec.to_builtins(objs)}
-    return msgspec.json.format(msgspec.json.encode(doc), indent=2).decode() + "\n"
+def _json(objs: Sequence[CodeObject]) -> str:
+    return render_json({"schema": ISA_SCHEMA, "objects": objs})
 
 
 def _flat(objs: Sequence[CodeObject]) -> list[Table]:
@@ -97,7 +90,7 @@ def _flat(objs: Sequence[CodeObject]) -> list[Table]:
 
 
 PRESENTERS: dict[str, Presenter] = {
-    "json": Presenter("json", ".json", False, render_json),
+    "json": Presenter("json", ".json", False, _json),
     "csv": Presenter("csv", ".csv", False, lambda o: render_csv(_flat(o))),
     "markdown": Presenter("markdown", ".md", False, lambda o: render_markdown(_flat(o))),
 }

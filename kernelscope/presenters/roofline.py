@@ -5,13 +5,12 @@ from __future__ import annotations
 import html
 import math
 
-import msgspec
 from rich.console import Group
 from rich.table import Table as RichTable
 from rich.text import Text
 
 from kernelscope.analyses.roofline import RooflineResult
-from kernelscope.presenters.base import Presenter
+from kernelscope.presenters.base import Presenter, render_json
 
 W, H, PAD = 900, 560, 70
 X_RANGE = (1e-2, 1e4)  # flop/byte
@@ -115,10 +114,6 @@ def render_html(r: RooflineResult) -> str:
         f"{svg(r)}<table border='1' cellpadding='3'><tr><th>op / kernel</th><th>µs</th><th>flop/B</th>"
         f"<th>TFLOPS</th><th>bound</th><th>% roof</th></tr>{rows}</table></body></html>\n"
     )
-
-
-def render_json(r: RooflineResult) -> str:
-    return msgspec.json.format(msgspec.json.encode(r), indent=2).decode() + "\n"
 
 
 PRESENTERS: dict[str, Presenter] = {

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict
 
-import msgspec
 from rich.console import Group
 from rich.table import Table as RichTable
 from rich.text import Text
 
 from kernelscope.model.source import SourceMatch
-from kernelscope.presenters.base import Column, Presenter, Table, fmt, render_csv, render_markdown
+from kernelscope.presenters.base import Column, Presenter, Table, render_csv, render_json, render_markdown, rich_table
 from kernelscope.sources.index import RepoSummary
 
 INDEX_SCHEMA = "kernelscope.index.v1"
@@ -63,20 +62,10 @@ def find_table(matches: Sequence[SourceMatch]) -> Table:
     return Table("Kernel sources", FIND_COLUMNS, [_find_row(m) for m in matches])
 
 
-def _rich(t: Table, hidden: set[str] = frozenset()) -> RichTable:  # type: ignore[assignment]
-    tab = RichTable(title=t.title, title_justify="left", header_style="bold")
-    cols = [c for c in t.columns if c.key not in hidden]
-    for c in cols:
-        tab.add_column(c.label, justify="left" if c.justify == "left" else "right", overflow="fold")
-    for r in t.rows:
-        tab.add_row(*(Text(fmt(r.get(c.key), c.decimals)) for c in cols))
-    return tab
-
-
 def find_renderable(matches: Sequence[SourceMatch]) -> Group:
     counts = {s: sum(m.status == s for m in matches) for s in ("resolved", "ambiguous", "no_source", "not_found")}
     summary = Text("  ".join(f"{k}: {v}" for k, v in counts.items()), style="dim")
-    return Group(_rich(find_table(matches), {"url", "kind"}), summary)
+    return Group(rich_table(find_table(matches), {"url", "kind"}), summary)
 
 
 def index_table(summaries: Sequence[RepoSummary]) -> Table:
@@ -85,12 +74,11 @@ def index_table(summaries: Sequence[RepoSummary]) -> Table:
 
 
 def index_renderable(summaries: Sequence[RepoSummary]) -> RichTable:
-    return _rich(index_table(summaries))
+    return rich_table(index_table(summaries))
 
 
 def _json(schema: str, key: str, items: object) -> str:
-    doc = {"schema": schema, key: msgspec.to_builtins(items)}
-    return msgspec.json.format(msgspec.json.encode(doc), indent=2).decode() + "\n"
+    return render_json({"schema": schema, key: items})
 
 
 INDEX_PRESENTERS: dict[str, Presenter] = {
