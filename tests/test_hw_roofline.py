@@ -123,3 +123,14 @@ def test_roofline_given_numbers_and_plot(tmp_path: Path) -> None:
     assert_one_error_line(
         run_kscope("roofline", "--gpu", "H100 SXM", "--flops", "2*M", "--bytes", "1", "--time-us", "1")
     )
+
+
+def test_ceilings_without_a_gpu_is_one_error_line() -> None:
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("a GPU is present: kscope ceilings would measure it")
+    except ImportError:
+        pass
+    assert_one_error_line(run_kscope("ceilings", "--no-save"))
