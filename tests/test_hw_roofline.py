@@ -10,7 +10,7 @@ import pytest
 from conftest import assert_one_error_line, run_kscope
 
 from kernelscope import api
-from kernelscope.analyses.roofline import evaluate
+from kernelscope.analyses.roofline import causal_pairs, evaluate
 from kernelscope.data import demo_file
 from kernelscope.hw.specs import database, lookup
 
@@ -90,6 +90,41 @@ def test_roofline_from_trace_matches_hand_counts() -> None:
     assert pt.bound == "compute" and pt.peak_tflops == lookup("h100_sxm").number("bf16_matrix_tflops")
 
 
+def test_causal_attention_counts_only_unmasked_pairs() -> None:
+    """The H100 trace's SDPA is causal (is_causal=True in its concrete inputs): half the square, plus the diagonal."""
+    trace = demo_file("h100_transformer_eager.json.gz")
+    with gzip.open(trace) as f:
+        ev = json.load(f)["traceEvents"]
+    (fwd,) = {
+        json.dumps(e["args"]["Input Dims"][:2]): e for e in ev if e.get("name") == "aten::_cudnn_attention_forward"
+    }.values()
+    assert fwd["args"]["Concrete Inputs"][10] == "True"  # is_causal, per the ATen schema
+    (b, h, s, d), _ = fwd["args"]["Input Dims"][:2]
+    kept = sum(min(i + 1, s) for i in range(s))  # query i sees keys 0..i
+    pt = next(p for p in api.roofline(trace).points if p.label.startswith("aten::_cudnn_attention_forward"))
+    assert pt.flops == pytest.approx(pt.calls * 4 * b * h * d * kept) and "causal" in pt.note
+
+
+def test_copy_bytes_use_each_tensors_own_dtype() -> None:
+    """copy_(self fp32, src bf16) reads 2 bytes and writes 4 per element; self is not read."""
+    trace = demo_file("h100_transformer_eager.json.gz")
+    with gzip.open(trace) as f:
+        ops = [e for e in json.load(f)["traceEvents"] if e.get("name") == "aten::copy_" and e.get("cat") == "cpu_op"]
+    assert {tuple(e["args"]["Input type"][:2]) for e in ops} == {("float", "c10::BFloat16")}
+    pt = next(p for p in api.roofline(trace).points if p.label.startswith("aten::copy_"))
+    n = 8 * 1024 * 1024
+    assert pt.bytes == pt.calls * n * (2 + 4) and pt.calls == len(ops)
+
+
+@pytest.mark.parametrize("bottom_right", [False, True])
+def test_causal_pairs_against_a_brute_force_mask(bottom_right: bool) -> None:
+    for sq in range(9):
+        for sk in range(9):
+            shift = sk - sq if bottom_right else 0
+            truth = sum(1 for i in range(sq) for j in range(sk) if j <= i + shift)
+            assert causal_pairs(sq, sk, bottom_right=bottom_right) == truth, (sq, sk)
+
+
 def test_roofline_given_numbers_and_plot(tmp_path: Path) -> None:
     svg = tmp_path / "r.svg"
     proc = run_kscope(
@@ -123,6 +158,20 @@ def test_roofline_given_numbers_and_plot(tmp_path: Path) -> None:
     assert_one_error_line(
         run_kscope("roofline", "--gpu", "H100 SXM", "--flops", "2*M", "--bytes", "1", "--time-us", "1")
     )
+
+
+def test_roofline_png_draws_roofs_and_points(tmp_path: Path) -> None:
+    from matplotlib.image import imread
+
+    png = tmp_path / "r.png"
+    proc = run_kscope("roofline", str(demo_file("h100_transformer_eager.json.gz")), "--gpu", "H100 SXM", "-o", png)
+    assert proc.returncode == 0, proc.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rgb = (imread(png)[:, :, :3] * 255).round()
+    dots = ((abs(rgb - (0x1F, 0x77, 0xB4)).sum(axis=2)) < 10).sum()  # the points' colour
+    roofs = ((abs(rgb - (0x55, 0x55, 0x55)).sum(axis=2)) < 10).sum()  # the datasheet roofs' colour
+    n = len(api.roofline(demo_file("h100_transformer_eager.json.gz")).points)
+    assert dots > 20 * (n - 1) and roofs > 500  # every plotted point is a disc of dozens of pixels
 
 
 def test_ceilings_without_a_gpu_is_one_error_line() -> None:

@@ -14,7 +14,7 @@ import math
 import operator
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -80,14 +80,33 @@ _VECTOR_FLOPS = {
     "aten::sigmoid": 4,
     "aten::pow": 2,
 }
-_ATTENTION = (
-    "aten::_scaled_dot_product_flash_attention",
-    "aten::_scaled_dot_product_efficient_attention",
-    "aten::_scaled_dot_product_cudnn_attention",
-    "aten::_cudnn_attention_forward",
-    "aten::_flash_attention_forward",
-    "aten::_efficient_attention_forward",
-)
+
+
+class _Attn(NamedTuple):
+    """Where an attention op keeps its shapes and its mask flag (argument positions per ATen schema)."""
+
+    layout: str  # "bhsd" ([batch, heads, seq, dim], the SDPA ops) or "bshd" (flash/xformers kernels)
+    q: int  # argument index of the query; key follows it
+    causal_arg: int  # argument index of is_causal (or xformers' custom_mask_type)
+    backward: bool
+
+
+# Argument positions from aten/src/ATen/native/native_functions.yaml.
+_ATTENTION = {
+    "aten::scaled_dot_product_attention": _Attn("bhsd", 0, 5, False),
+    "aten::_scaled_dot_product_flash_attention": _Attn("bhsd", 0, 4, False),
+    "aten::_scaled_dot_product_flash_attention_for_cpu": _Attn("bhsd", 0, 4, False),
+    "aten::_scaled_dot_product_efficient_attention": _Attn("bhsd", 0, 6, False),
+    "aten::_scaled_dot_product_cudnn_attention": _Attn("bhsd", 0, 6, False),
+    "aten::_cudnn_attention_forward": _Attn("bhsd", 0, 10, False),
+    "aten::_flash_attention_forward": _Attn("bshd", 0, 8, False),
+    "aten::_efficient_attention_forward": _Attn("bshd", 0, 9, False),
+    "aten::_scaled_dot_product_flash_attention_backward": _Attn("bhsd", 1, 11, True),
+    "aten::_scaled_dot_product_efficient_attention_backward": _Attn("bhsd", 1, 11, True),
+    "aten::_scaled_dot_product_cudnn_attention_backward": _Attn("bhsd", 1, 14, True),
+    "aten::_flash_attention_backward": _Attn("bshd", 1, 10, True),
+    "aten::_efficient_attention_backward": _Attn("bshd", 1, 11, True),
+}
 
 
 class Cost(msgspec.Struct, kw_only=True):
@@ -130,13 +149,43 @@ def _bmm(call: OpCall, dims: list[list[int]], dt: str, eb: int) -> Cost | None:
     return Cost(flops=2.0 * bs * m * n * k, bytes=float(bs * (m * k + k * n + m * n) * eb), dtype=dt, matrix=True)
 
 
+def causal_pairs(sq: int, sk: int, *, bottom_right: bool) -> int:
+    """Query-key pairs a causal mask keeps: query i sees keys j <= i (top-left, PyTorch's ``is_causal``)
+    or j <= i + sk - sq (bottom-right, flash-attention's and xformers' choice when the lengths differ).
+
+    Query i sees clamp(i + a, 0, sk) keys with a = 1 (+ sk - sq); summed in closed form per region.
+    """
+    a = 1 + (sk - sq if bottom_right else 0)
+    i0 = max(0, min(sq, 1 - a))  # queries that see no key
+    i1 = max(i0, min(sq, sk - a))  # from here on every key is visible
+    return (i1 - i0) * a + (i0 + i1 - 1) * (i1 - i0) // 2 + (sq - i1) * sk
+
+
+def _mask(call: OpCall, spec: _Attn) -> str:
+    v = str(call.concrete[spec.causal_arg]).strip() if spec.causal_arg < len(call.concrete) else ""
+    if spec.layout == "bshd" and "efficient" in call.op:  # xformers custom_mask_type: 1 top-left, 2 bottom-right
+        return {"1": "causal", "2": "causal-bottom-right"}.get(v, "none")
+    if v == "True":
+        return "causal-bottom-right" if "flash_attention" in call.op and spec.layout == "bshd" else "causal"
+    return "none"
+
+
 def _attention(call: OpCall, dims: list[list[int]], dt: str, eb: int) -> Cost | None:
-    if len(dims) < 3 or len(dims[0]) != 4:
-        return None
-    q, kv = dims[0], dims[1]  # [B, H, S, D]
-    flops = 4.0 * q[0] * q[1] * q[2] * kv[2] * q[3]
-    byt = float((2 * _numel(q) + 2 * _numel(kv)) * eb)
-    return Cost(flops=flops, bytes=byt, dtype=dt, matrix=True, note="forward, non-causal count (4·B·H·Sq·Skv·D)")
+    spec = _ATTENTION[call.op]
+    shapes = [d for d in call.input_dims[spec.q : spec.q + 2] if isinstance(d, list)]
+    if len(shapes) < 2 or len(shapes[0]) != 4 or len(shapes[1]) != 4:
+        return None  # varlen (packed 3-D) attention: sequence lengths are in tensors the trace does not keep
+    q, kv = shapes
+    (b, h, sq, d), skv = (q, kv[2]) if spec.layout == "bhsd" else ((q[0], q[2], q[1], q[3]), kv[1])
+    mask = _mask(call, spec)
+    pairs = b * h * (sq * skv if mask == "none" else causal_pairs(sq, skv, bottom_right=mask != "causal"))
+    # forward: Q·Kᵀ and P·V, 2·D flops each per kept pair; backward recomputes Q·Kᵀ and adds dP, dV, dQ, dK
+    matmuls = 5 if spec.backward else 2
+    tensors = 4 if spec.backward else 2  # q,o (+ do,dq) and k,v (+ dk,dv): read or written once
+    byt = float(tensors * (_numel(q) + _numel(kv)) * eb)
+    what = "backward" if spec.backward else "forward"
+    count = "all Sq·Skv pairs" if mask == "none" else f"{mask} mask: unmasked pairs only"
+    return Cost(flops=2.0 * matmuls * d * pairs, bytes=byt, dtype=dt, matrix=True, note=f"{what}, {count}")
 
 
 def _conv(call: OpCall, dims: list[list[int]], dt: str, eb: int) -> Cost | None:
@@ -152,19 +201,31 @@ def _conv(call: OpCall, dims: list[list[int]], dt: str, eb: int) -> Cost | None:
     )
 
 
+def _tensors(call: OpCall) -> list[tuple[int, int]]:
+    """(elements, bytes per element) of each tensor argument, each at its own recorded dtype."""
+    return [
+        (_numel(d), _BYTES.get(_DTYPE.get(t, ""), 4))
+        for d, t in zip(call.input_dims, call.input_types, strict=False)  # types may be missing in old traces
+        if isinstance(d, list) and d
+    ]
+
+
 def _vector(call: OpCall, dims: list[list[int]], dt: str, eb: int) -> Cost | None:
     per = _VECTOR_FLOPS.get(call.op)
-    if per is None or not dims:
+    tensors = _tensors(call)
+    if per is None or not tensors:
         return None
-    n = max(_numel(d) for d in dims)
-    out = 1 if call.op in ("aten::sum", "aten::mean") else n
-    reads = sum(_numel(d) for d in dims)
+    n = max(e for e, _ in tensors)
+    if call.op in ("aten::copy_", "aten::fill_"):  # self is only written
+        reads, writes = tensors[1:], [tensors[0]]
+    elif call.op.endswith("_"):  # in place: self is read and written
+        reads, writes = tensors, [tensors[0]]
+    else:
+        biggest = max(tensors)
+        reads, writes = tensors, [(1 if call.op in ("aten::sum", "aten::mean") else n, biggest[1])]
+    byt = sum(e * b for e, b in reads) + sum(e * b for e, b in writes)
     return Cost(
-        flops=float(per * n),
-        bytes=float((reads + out) * eb),
-        dtype=dt,
-        matrix=False,
-        note=f"{per} flop/element by convention",
+        flops=float(per * n), bytes=float(byt), dtype=dt, matrix=False, note=f"{per} flop/element by convention"
     )
 
 
@@ -281,7 +342,13 @@ def point(label: str, cost: Cost, time_ns: float, calls: int, peaks: Peaks) -> R
     roof = min(peak, ai * bw / 1e3) if peak and bw else None
     ridge = peak * 1e3 / bw if peak and bw else None
     mpeak, mbw = peaks.measured_tflops.get(key), peaks.measured_gbs
-    mroof = min(mpeak, ai * mbw / 1e3) if mpeak and mbw else None
+    cap = mpeak or peak  # no measured compute roof for this dtype: the measured bandwidth under the datasheet peak
+    mroof = min(cap, ai * mbw / 1e3) if cap and mbw else None
+    notes = [cost.note] if cost.note else []
+    if mroof is not None and not mpeak and cost.flops:
+        notes.append(f"measured roof uses the datasheet {key} peak (not measured)")
+    if bw and cost.bytes / secs / 1e9 > bw:
+        notes.append("moves more than DRAM can: part of its data was served from cache")
     achieved = cost.flops / secs / 1e12
     if cost.flops == 0 and bw:  # pure data movement: judged against bandwidth alone
         gbs = cost.bytes / secs / 1e9
@@ -305,7 +372,7 @@ def point(label: str, cost: Cost, time_ns: float, calls: int, peaks: Peaks) -> R
             pct_of_roof=pct,
             pct_of_measured_roof=mpct,
             meets_target=(mpct or pct) >= 100 * TARGET,
-            note="no arithmetic: % of bandwidth",
+            note="; ".join([*notes, "no arithmetic: % of bandwidth"]),
         )
     best = mroof or roof
     return RooflinePoint(
@@ -327,7 +394,7 @@ def point(label: str, cost: Cost, time_ns: float, calls: int, peaks: Peaks) -> R
         measured_roof_tflops=mroof,
         pct_of_measured_roof=100 * achieved / mroof if mroof else None,
         meets_target=achieved >= TARGET * best if best else None,
-        note=cost.note,
+        note="; ".join(notes),
     )
 
 

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import html
+import io
 import math
 
 from rich.console import Group
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from kernelscope.analyses.roofline import RooflineResult
+from kernelscope.analyses.roofline import RooflinePoint, RooflineResult
 from kernelscope.presenters.base import Presenter, render_json
 
 W, H, PAD = 900, 560, 70
+LABELLED = 10  # the longest-running points get a number on the plot, matching the table order
 X_RANGE = (1e-2, 1e4)  # flop/byte
 
 
@@ -26,6 +28,7 @@ def rich_renderable(r: RooflineResult) -> Group:
     )
     tab = RichTable(title="Roofline", title_justify="left", header_style="bold")
     for h in (
+        "#",
         "op / kernel",
         "calls",
         "µs",
@@ -39,8 +42,9 @@ def rich_renderable(r: RooflineResult) -> Group:
         "≥90%",
     ):
         tab.add_column(h, justify="left" if h in ("op / kernel", "dtype", "bound") else "right", overflow="fold")
-    for pt in r.points:
+    for i, pt in enumerate(r.points, 1):
         tab.add_row(
+            str(i),
             Text(pt.label),
             str(pt.calls),
             f"{pt.time_us:,.1f}",
@@ -62,6 +66,31 @@ def _x(ai: float) -> float:
     return PAD + (math.log10(min(max(ai, X_RANGE[0]), X_RANGE[1])) - lo) / (hi - lo) * (W - 2 * PAD)
 
 
+def _numbered(r: RooflineResult) -> list[tuple[int, RooflinePoint]]:
+    """The first points in table order, numbered from 1 as the table's rows are."""
+    return [(i, p) for i, p in enumerate(r.points[:LABELLED], 1) if p.intensity > 0 and p.achieved_tflops > 0]
+
+
+def _roofs(r: RooflineResult) -> list[tuple[float, dict[str, float], str, str]]:
+    """(bandwidth GB/s, TFLOPS per dtype, colour, name) of each roof set that has a bandwidth.
+
+    Dtypes with the same peak share one line and one label ("bf16/fp16").
+    """
+    p = r.peaks
+    roofs = [
+        (p.datasheet_gbs, p.datasheet_tflops, "#555", "datasheet"),
+        (p.measured_gbs, p.measured_tflops, "#c33", "measured"),
+    ]
+    out = []
+    for bw, tfs, color, kind in roofs:
+        if bw:
+            same: dict[float, list[str]] = {}
+            for dt, tf in tfs.items():
+                same.setdefault(tf, []).append(dt)
+            out.append((bw, {"/".join(dts): tf for tf, dts in same.items()}, color, kind))
+    return out
+
+
 def svg(r: RooflineResult) -> str:
     peak = max([*r.peaks.datasheet_tflops.values(), 1.0])
     y_hi, y_lo = math.log10(peak * 2), math.log10(peak * 2) - 5
@@ -79,12 +108,7 @@ def svg(r: RooflineResult) -> str:
         out.append(f'<text x="{_x(10**e):.0f}" y="{H - PAD + 16}" text-anchor="middle">1e{e}</text>')
     out.append(f'<text x="{W / 2}" y="{H - 20}" text-anchor="middle">arithmetic intensity (flop/byte)</text>')
     out.append(f'<text x="16" y="{H / 2}" transform="rotate(-90 16 {H / 2})" text-anchor="middle">TFLOPS</text>')
-    roofs = [(r.peaks.datasheet_gbs, r.peaks.datasheet_tflops, "#555", "datasheet")]
-    if r.peaks.measured_gbs:
-        roofs.append((r.peaks.measured_gbs, r.peaks.measured_tflops, "#c33", "measured"))
-    for bw, tfs, color, kind in roofs:
-        if not bw:
-            continue
+    for bw, tfs, color, kind in _roofs(r):
         for dt, tf in tfs.items():
             pts = [(ai, min(tf, ai * bw / 1e3)) for ai in (10 ** (i / 20) for i in range(-40, 81))]
             path = " ".join(f"{_x(a):.1f},{y(t):.1f}" for a, t in pts)
@@ -98,8 +122,37 @@ def svg(r: RooflineResult) -> str:
             f'<circle cx="{_x(pt.intensity):.1f}" cy="{y(pt.achieved_tflops):.1f}" r="4" fill="#1f77b4">'
             f"<title>{label}: {pt.achieved_tflops:.1f} TFLOPS, {pt.time_us:.0f} µs</title></circle>"
         )
+    for i, pt in _numbered(r):
+        out.append(f'<text x="{_x(pt.intensity) + 5:.1f}" y="{y(pt.achieved_tflops) - 5:.1f}">{i}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def png(r: RooflineResult) -> bytes:
+    """The same plot as ``svg`` drawn by matplotlib (Agg, no display): roofs per dtype, one dot per kernel."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(W / 100, H / 100), dpi=100)
+    ax = fig.add_subplot()
+    ais = [10 ** (i / 20) for i in range(-40, 81)]
+    for bw, tfs, color, kind in _roofs(r):
+        for dt, tf in tfs.items():
+            ax.plot(ais, [min(tf, a * bw / 1e3) for a in ais], color=color, lw=1.2)
+            ax.text(X_RANGE[1], tf, f" {kind} {dt}", color=color, fontsize=7, va="center")
+    pts = [p for p in r.points if p.intensity > 0 and p.achieved_tflops > 0]
+    ax.scatter([p.intensity for p in pts], [p.achieved_tflops for p in pts], s=18, color="#1f77b4", zorder=3)
+    for i, p in _numbered(r):
+        ax.annotate(str(i), (p.intensity, p.achieved_tflops), textcoords="offset points", xytext=(4, 4))
+    ax.set(xscale="log", yscale="log", xlim=X_RANGE, xlabel="arithmetic intensity (flop/byte)", ylabel="TFLOPS")
+    ax.set_title(f"Roofline — {r.peaks.gpu}")
+    ax.grid(True, which="major", lw=0.3)
+    fig.subplots_adjust(right=0.85)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
 
 
 def render_html(r: RooflineResult) -> str:
@@ -120,4 +173,5 @@ PRESENTERS: dict[str, Presenter] = {
     "json": Presenter("json", ".json", False, render_json),
     "svg": Presenter("svg", ".svg", False, svg),
     "html": Presenter("html", ".html", False, render_html),
+    "png": Presenter("png", ".png", True, png),
 }
