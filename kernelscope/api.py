@@ -229,14 +229,19 @@ def locate_sources(
 
 
 def isa(
-    paths: Sequence[str | Path], *, block_size: int | None = None, dynamic_shared: int | None = None
+    paths: Sequence[str | Path],
+    *,
+    block_size: int | None = None,
+    dynamic_shared: int | None = None,
+    arch: str | None = None,
 ) -> list[CodeObject]:
-    """``kscope isa``: resources, instruction mix and occupancy of every kernel in the code objects."""
+    """``kscope isa``: resources, instruction mix and occupancy of every kernel in the code objects
+    (only ``arch``'s, e.g. ``sm_90`` or ``gfx942``, from binaries built for several)."""
     if not paths:
         raise InputError("no code objects given")
     if block_size is not None and block_size <= 0:
         raise InputError(f"--block-size {block_size}: must be a positive thread count")
-    objs = read_code_objects([Path(p) for p in paths])
+    objs = read_code_objects([Path(p) for p in paths], arch)
     for o in objs:
         for k in o.kernels:
             k.occupancy = occupancy(k, block_size, dynamic_shared)
@@ -266,9 +271,15 @@ def hardware(name: str | None = None) -> tuple[list[GpuSpec], str | None]:
     return list(database().values()), detected
 
 
-def fit(paths: Sequence[str | Path], *, block_size: int | None = None, dynamic_shared: int | None = None) -> FitReport:
+def fit(
+    paths: Sequence[str | Path],
+    *,
+    block_size: int | None = None,
+    dynamic_shared: int | None = None,
+    arch: str | None = None,
+) -> FitReport:
     """``kscope fit``: the ISA fit view of every kernel in the code objects."""
-    objs = isa(paths, block_size=block_size, dynamic_shared=dynamic_shared)
+    objs = isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
     return FitReport(kernels=[fit_kernel(k) for o in objs for k in o.kernels])
 
 

@@ -104,6 +104,50 @@ def test_amd_mix_counts_match_the_disassembly() -> None:
     assert k.mix["accvgpr"] == sum(o.startswith("v_accvgpr") for o in ops)
 
 
+def _bundle_entries(data: bytes) -> dict[str, bytes]:
+    """Independent walk of the clang offload bundle header: magic, count, then (offset, size, triple)."""
+    assert data.startswith(b"__CLANG_OFFLOAD_BUNDLE__")
+    (count,) = struct.unpack_from("<Q", data, 24)
+    out, off = {}, 32
+    for _ in range(count):
+        start, size, tlen = struct.unpack_from("<QQQ", data, off)
+        out[data[off + 24 : off + 24 + tlen].decode()] = data[start : start + size]
+        off += 24 + tlen
+    return out
+
+
+def _host_fatbin(path: Path) -> bytes:
+    """The ``.hip_fatbin`` section of a host ELF, found through pyelftools."""
+    from elftools.elf.elffile import ELFFile
+
+    with path.open("rb") as f:
+        sec = ELFFile(f).get_section_by_name(".hip_fatbin")
+        assert sec is not None
+        return bytes(sec.data())
+
+
+@pytest.mark.parametrize("name", ["k.bundle", "libk.so"])
+def test_real_hip_bundle_and_host_library(name: str, tmp_path: Path) -> None:
+    """A real clang-19 HIP build (tests/data/codeobj/hip): every GPU entry read, facts equal the metadata."""
+    path = CODEOBJ / "hip" / name
+    data = path.read_bytes() if name.endswith(".bundle") else _host_fatbin(path)
+    entries = {t: blob for t, blob in _bundle_entries(data).items() if "amdgcn" in t}
+    objs = api.isa([path])
+    assert sorted(o.arch for o in objs) == sorted(t.rsplit("-", 1)[-1] for t in entries) == ["gfx90a", "gfx942"]
+    for obj in objs:
+        (blob,) = [b for t, b in entries.items() if t.endswith(obj.arch)]
+        (tmp_path / obj.arch).write_bytes(blob)
+        truth = {k[".name"]: k for k in _note_metadata(tmp_path / obj.arch)["amdhsa.kernels"]}  # type: ignore[attr-defined]
+        assert {k.name for k in obj.kernels} == set(truth) == {"scale_kernel", "_Z5tiledIfLi1024EEvPT_"}
+        for k in obj.kernels:
+            t = truth[k.name]
+            assert (k.vgpr, k.sgpr, k.lds_bytes) == (t[".vgpr_count"], t[".sgpr_count"], t[".group_segment_fixed_size"])
+        tiled = next(k for k in obj.kernels if k.name.startswith("_Z5tiled"))
+        assert tiled.lds_bytes == 4 * 1024  # __shared__ float buf[1024] in k.hip
+        if HAS_LLVM:  # the kernel's own code only: the s_nop padding up to the next function is not counted
+            assert "nop" not in tiled.mix and tiled.mix["barrier"] == 1 and tiled.mix["lds_store"] == 1
+
+
 def test_gfx950_without_a_disassembler_says_so() -> None:
     (obj,) = api.isa([CODEOBJ / "add_gfx950.hsaco"])
     if obj.disassembler is None:
@@ -127,6 +171,31 @@ def test_nvidia_resources_and_occupancy_equal_the_cuda_driver(entry: dict[str, o
         occ = occupancy(k, row["block"], row["dynamic_shared"])
         assert occ is not None
         assert occ.blocks_per_cu == row["blocks_per_sm"], (row, occ.limits)
+
+
+@pytest.mark.skipif(not _has_cuobjdump(), reason="needs cuobjdump")
+def test_cubin_the_disassembler_refuses_keeps_its_resources() -> None:
+    """ptxas -v said: 4 registers, 332 bytes cmem[0] (tests/data/codeobj/ptxas/README.md)."""
+    (obj,) = api.isa([CODEOBJ / "ptxas" / "scale_sm52.cubin"])
+    (k,) = obj.kernels
+    assert (k.name, k.arch, k.registers, k.constant_bytes["constant0"]) == ("scale", "sm_52", 4, 332)
+    assert k.mix == {} and any(n.startswith("no SASS mix for sm_52") for n in obj.notes)
+
+
+@pytest.mark.parametrize(
+    ("cubin", "arch"),
+    [("ptxas/scale_sm52.cubin", "sm_52"), ("add_sm90.cubin", "sm_90"), ("h100_triton_mm_k_sm90a.cubin", "sm_90")],
+)
+def test_cubin_arch_from_the_elf_header(cubin: str, arch: str) -> None:
+    from kernelscope.codeobj.nvidia import elf_arch
+
+    assert elf_arch((CODEOBJ / cubin).read_bytes()) == arch
+
+
+def test_arch_filter(tmp_path: Path) -> None:
+    objs = api.isa([CODEOBJ / "hip" / "k.bundle"], arch="gfx942")
+    assert [o.arch for o in objs] == ["gfx942"]
+    assert_one_error_line(run_kscope("isa", str(CODEOBJ / "hip" / "k.bundle"), "--arch", "gfx1100"))
 
 
 def _ncu(kernel: str, metric: str) -> str:

@@ -18,12 +18,15 @@ def fit(
     paths: Annotated[list[Path], typer.Argument(help="Code objects (as kscope isa).")],
     block_size: Annotated[Optional[int], typer.Option(help="Threads per block/workgroup for occupancy.")] = None,
     dynamic_shared: Annotated[Optional[int], typer.Option(help="Dynamic shared memory / LDS bytes per block.")] = None,
+    arch: Annotated[
+        Optional[str], typer.Option(help="Only this architecture's code (sm_90, gfx942) from fat binaries.")
+    ] = None,
     json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.fit.v1.")] = False,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to FILE.")] = None,
 ) -> None:
     """Resources against the architecture's limits, instruction mix, limiter and what is left on the table."""
     presenter = pick({"json": json}, output, PRESENTERS)
-    report = api.fit(paths, block_size=block_size, dynamic_shared=dynamic_shared)
+    report = api.fit(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
     if presenter is None:
         sys.stdout.write(render_text(report))
     else:

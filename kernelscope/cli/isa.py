@@ -27,6 +27,9 @@ def isa(
     dynamic_shared: Annotated[
         Optional[int], typer.Option(help="Dynamic shared memory / LDS bytes per block (default: Triton metadata or 0).")
     ] = None,
+    arch: Annotated[
+        Optional[str], typer.Option(help="Only this architecture's code (sm_90, gfx942) from fat binaries.")
+    ] = None,
     json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.isa.v1.")] = False,
     csv: Annotated[bool, typer.Option("--csv", help="CSV.")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="Markdown.")] = False,
@@ -34,7 +37,7 @@ def isa(
 ) -> None:
     """Registers, spills, LDS/shared memory, scratch, instruction mix and occupancy of each kernel."""
     presenter = pick({"json": json, "csv": csv, "markdown": markdown}, output, PRESENTERS)
-    objs = api.isa(paths, block_size=block_size, dynamic_shared=dynamic_shared)
+    objs = api.isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
     if presenter is None:
         out.print(rich_renderable(objs))
     else:

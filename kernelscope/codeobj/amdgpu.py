@@ -18,7 +18,7 @@ from pathlib import Path
 import msgpack
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import NoteSection
+from elftools.elf.sections import NoteSection, SymbolTableSection
 
 from kernelscope.codeobj.tools import llvm_objdumps
 from kernelscope.errors import FormatError, ToolFailedError
@@ -127,7 +127,7 @@ def disassemble(path: Path, arch: str) -> tuple[dict[str, list[str]], str]:
     for tool in llvm_objdumps():
         proc = subprocess.run([tool, "-d", f"--mcpu={arch}", str(path)], capture_output=True, text=True, check=False)
         if proc.returncode == 0 and "not a recognized processor" not in proc.stderr:
-            return _per_symbol(proc.stdout), _version(tool)
+            return _per_symbol(proc.stdout, _function_sizes(path)), _version(tool)
         failures.append(f"{_version(tool)}: {(proc.stderr.strip().splitlines() or ['no output'])[0]}")
     raise ToolFailedError(f"no installed LLVM disassembles {arch} ({'; '.join(failures)}); LLVM 20 or later does")
 
@@ -139,13 +139,32 @@ def _version(tool: str) -> str:
     return f"llvm-objdump {ver.group(1) if ver else '?'}"
 
 
-def _per_symbol(text: str) -> dict[str, list[str]]:
+def _function_sizes(path: Path) -> dict[str, int]:
+    """Byte size of each function symbol: where a kernel's code ends and the alignment padding begins."""
+    with path.open("rb") as f:
+        symtab = ELFFile(f).get_section_by_name(".symtab")
+        if not isinstance(symtab, SymbolTableSection):
+            return {}
+        return {s.name: s["st_size"] for s in symtab.iter_symbols() if s["st_info"]["type"] == "STT_FUNC"}
+
+
+_ADDR = re.compile(r"//\s*([0-9A-Fa-f]+):")
+
+
+def _per_symbol(text: str, sizes: dict[str, int]) -> dict[str, list[str]]:
+    """Instruction lines per symbol, cut at the symbol's size (the ``s_nop`` padding to the next
+    256-byte boundary is not the kernel's); lines without an address (``...``, elided zeros) dropped."""
     per: dict[str, list[str]] = {}
     current: list[str] | None = None
+    end: int | None = None
     for line in text.splitlines():
         m = _LABEL.match(line)
         if m:
             current = per.setdefault(m.group(1), [])
+            size = sizes.get(m.group(1), 0)
+            end = int(line.split(None, 1)[0], 16) + size if size else None
         elif current is not None and line.startswith("\t"):
-            current.append(line.strip().split("//", 1)[0].strip())
+            addr = _ADDR.search(line)
+            if addr is not None and (end is None or int(addr.group(1), 16) < end):
+                current.append(line.strip().split("//", 1)[0].strip())
     return per

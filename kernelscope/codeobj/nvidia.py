@@ -95,24 +95,64 @@ def _version(tool: str) -> str:
     return f"cuobjdump {next((g for g in ver.groups() if g), '?') if ver else '?'}"
 
 
-def read(path: Path, fmt: str) -> CodeObject:
+def elf_arch(data: bytes) -> str | None:
+    """``sm_NN`` from a cubin's ELF header, as LLVM's BinaryFormat/ELF.h decodes it: ABI version 7
+    (ELFABIVERSION_CUDA_V1) keeps the SM in ``e_flags & 0xff``, version 8 (CUDA_V2) in ``e_flags & 0xff00``.
+    The ``a``/``f`` feature suffix is not recoverable this way; the SASS listing names it when it can."""
+    if data[:4] != b"\x7fELF" or len(data) < 0x34:
+        return None
+    flags = int.from_bytes(data[0x30:0x34], "little")
+    sm = {7: flags & 0xFF, 8: (flags >> 8) & 0xFF}.get(data[8])
+    return f"sm_{sm}" if sm else None
+
+
+def _sass_per_arch(tool: str, path: Path, arches: list[str], notes: list[str]) -> dict[tuple[str, str], list[str]]:
+    """SASS one architecture at a time, for fat libraries that mix architectures this nvdisasm reads
+    with ones it dropped (CUDA 13 refuses sm_50..sm_72): the others keep their mix."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for arch in arches:
+        try:
+            out.update(_sass(_run([tool, "-sass", "-arch", arch, str(path)], path)))
+        except FormatError as exc:
+            notes.append(_no_mix(arch, exc))
+    return out
+
+
+def _no_mix(arch: str, exc: FormatError) -> str:
+    return f"no SASS mix for {arch}: {str(exc).rsplit('found ', 1)[-1]}"
+
+
+def read(path: Path, fmt: str, arch: str | None = None) -> CodeObject:
+    """Every kernel of the binary (only ``arch``'s, e.g. ``sm_90``, when given)."""
     tool = cuda_tool("cuobjdump")
-    res = _resources(_run([tool, "--dump-resource-usage", str(path)], path))
-    sass = _sass(_run([tool, "-sass", str(path)], path))
-    if not res and not sass:
+    only = ["-arch", arch] if arch else []
+    res = _resources(_run([tool, "--dump-resource-usage", *only, str(path)], path))
+    notes: list[str] = []
+    # a lone cubin's listings name no architecture: the SASS listing does, else the ELF header
+    header = (elf_arch(path.read_bytes()[:64]) if fmt == "cubin" else None) or "unknown"
+    try:
+        sass = _sass(_run([tool, "-sass", *only, str(path)], path))
+    except FormatError as exc:
+        if not res:
+            raise
+        if fmt == "cubin":  # one architecture, and the disassembler refused it
+            notes.append(_no_mix(header, exc))
+            sass = {}
+        else:
+            sass = _sass_per_arch(tool, path, sorted({a for a, _ in res if a != "unknown"}), notes)
+    if not res and not sass and not arch:  # with arch: simply none for that architecture
         raise FormatError(path, "a CUDA binary with device code", "no kernels in cuobjdump's output")
-    # a lone cubin's resource listing names no architecture: take it from the SASS listing
-    sass_arch = {name: arch for arch, name in sass}
-    res = {(sass_arch.get(n, a) if a == "unknown" else a, n): r for (a, n), r in res.items()}
+    sass_arch = {name: sm for sm, name in sass}
+    res = {(sass_arch.get(n, header) if a == "unknown" else a, n): r for (a, n), r in res.items()}
     reserved = reservation_in_static(path, fmt)
     kernels = []
-    for (arch, name), r in sorted(res.items()):
-        ops = sass.get((arch, name), [])
+    for (sm, name), r in sorted(res.items()):
+        ops = sass.get((sm, name), [])
         const = {k.lower().replace("[", "").replace("]", ""): v for k, v in r.items() if k.startswith("CONSTANT")}
         kernels.append(
             KernelCode(
                 name=name,
-                arch=arch,
+                arch=sm,
                 vendor="nvidia",
                 registers=r.get("REG"),
                 shared_bytes=r.get("SHARED"),
@@ -132,4 +172,5 @@ def read(path: Path, fmt: str) -> CodeObject:
         arch=",".join(arches),
         kernels=kernels,
         disassembler=_version(tool),
+        notes=notes,
     )

@@ -53,24 +53,33 @@ def _amd(path: Path, data: bytes, fmt: str) -> CodeObject:
     return obj
 
 
-def read_binary(path: Path) -> list[CodeObject]:
-    """The code objects in one file (a bundle or fatbin can hold several)."""
+def _bundle(path: Path, blob: bytes, arch: str | None) -> list[CodeObject]:
+    entries = amdgpu.unbundle(path, blob)
+    return [_amd(Path(f"{path}#{t}"), b, "offload-bundle") for t, b in entries if not arch or t.endswith(arch)]
+
+
+def _kept(obj: CodeObject) -> list[CodeObject]:
+    return [obj] if obj.kernels else []
+
+
+def read_binary(path: Path, arch: str | None = None) -> list[CodeObject]:
+    """The code objects in one file (a bundle or fatbin can hold several); only ``arch``'s when given."""
     data = path.read_bytes()
     if amdgpu.is_amdgpu_elf(data):
-        return [_amd(path, data, "hsaco")]
+        obj = _amd(path, data, "hsaco")
+        return [obj] if not arch or obj.arch == arch else []
     if data.startswith(amdgpu.BUNDLE_MAGIC):
-        return [_amd(Path(f"{path}#{triple}"), blob, "offload-bundle") for triple, blob in amdgpu.unbundle(path, data)]
+        return _bundle(path, data, arch)
     if data[:4] == b"\x7fELF" and int.from_bytes(data[18:20], "little") == nvidia.EM_CUDA:
-        return [nvidia.read(path, "cubin")]
+        return _kept(nvidia.read(path, "cubin", arch))
     if data[:4] == nvidia.FATBIN_MAGIC:
-        return [nvidia.read(path, "fatbin")]
+        return _kept(nvidia.read(path, "fatbin", arch))
     if data[:4] == b"\x7fELF":
         sections = _host_sections(data)
         if ".nv_fatbin" in sections or "__nv_relfatbin" in sections:
-            return [nvidia.read(path, "elf-with-fatbin")]
+            return _kept(nvidia.read(path, "elf-with-fatbin", arch))
         if ".hip_fatbin" in sections:
-            blob = sections[".hip_fatbin"]
-            return [_amd(Path(f"{path}#{t}"), b, "offload-bundle") for t, b in amdgpu.unbundle(path, blob)]
+            return _bundle(path, sections[".hip_fatbin"], arch)
     raise FormatError(
         path, "a GPU code object (AMDGPU ELF, offload bundle, cubin, fatbin, ELF with fatbin)", "another file"
     )
@@ -104,7 +113,7 @@ def _files(path: Path) -> Iterator[Path]:
         yield path
 
 
-def read_code_objects(paths: list[Path]) -> list[CodeObject]:
+def read_code_objects(paths: list[Path], arch: str | None = None) -> list[CodeObject]:
     out: list[CodeObject] = []
     for given in paths:
         if not given.exists():
@@ -112,7 +121,7 @@ def read_code_objects(paths: list[Path]) -> list[CodeObject]:
         found = 0
         for f in _files(given):
             try:
-                objs = read_binary(f)
+                objs = read_binary(f, arch)
             except FormatError:
                 if given.is_dir():  # a cache directory holds other files too
                     continue
@@ -123,6 +132,7 @@ def read_code_objects(paths: list[Path]) -> list[CodeObject]:
                     k.metadata = {**k.metadata, **meta.get(k.name, {})}
             out.extend(objs)
             found += len(objs)
-        if given.is_dir() and not found:
-            raise InputError(f"{given}: no GPU code objects in this directory")
+        if not found:
+            where = "in this directory" if given.is_dir() else "in this file"
+            raise InputError(f"{given}: no GPU code objects{f' for {arch}' if arch else ''} {where}")
     return out
