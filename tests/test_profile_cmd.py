@@ -55,6 +55,33 @@ def test_nsys_plan(tmp_path: Path) -> None:
     assert argv[-2:] == ["--", "./app"]
 
 
+def test_ncu_plan_filters_kernels(tmp_path: Path) -> None:
+    argv = _plan(
+        "--ncu", "-k", "mm_k|softmax", "--launch-skip", "3", "--launch-count", "2", "--", "python", "x.py", cwd=tmp_path
+    )["argv"]
+    assert argv[0] == "ncu" and argv[argv.index("--set") + 1] == "full"
+    assert argv[argv.index("--import-source") + 1] == "yes"
+    assert argv[argv.index("--kernel-name") + 1] == "regex:mm_k|softmax"
+    assert argv[argv.index("--kernel-name-base") + 1] == "function"
+    assert (argv[argv.index("--launch-skip") + 1], argv[argv.index("--launch-count") + 1]) == ("3", "2")
+    assert argv[argv.index("--export") + 1] == str((tmp_path / "kscope-out" / "run").resolve())
+    assert argv[-3:] == ["--", "python", "x.py"]
+
+
+def test_att_plan_traces_the_chosen_dispatches(tmp_path: Path) -> None:
+    argv = _plan("--att", "-k", "rmsnorm", "--launch-skip", "3", "--launch-count", "2", "--", "./app", cwd=tmp_path)[
+        "argv"
+    ]
+    assert argv[:2] == ["rocprofv3", "--att"] and "--kernel-trace" in argv
+    assert argv[argv.index("--kernel-include-regex") + 1] == "rmsnorm"
+    assert argv[argv.index("--kernel-iteration-range") + 1] == "[4-5]"  # one-based, inclusive
+    assert argv[argv.index("--att-buffer-size") + 1] == "0x6000000"
+    (tmp_path / "kscope-out").mkdir()
+    (tmp_path / "kscope-out" / "out_1_shader_engine_0_1.att").write_bytes(b"")
+    assert_one_error_line(run_kscope("profile", "--att", "--dry-run", "--", "./app", cwd=tmp_path))
+    assert_one_error_line(run_kscope("profile", "--att", "--ncu", "--dry-run", "--", "./app", cwd=tmp_path))
+
+
 def test_yaml_config_and_cli_override(tmp_path: Path) -> None:
     (tmp_path / "bench.yaml").write_text(
         "command: python train.py --steps 10\nwindow: {wait: 2, warmup: 1, active: 4, step_fn: none}\n"

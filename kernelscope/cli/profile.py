@@ -14,14 +14,26 @@ from kernelscope.cli._common import err, fail, guarded, out
 from kernelscope.presenters.base import render_json
 from kernelscope.presenters.gap import rich_renderable
 from kernelscope.profiling import ProfileConfig, load_config, plan
-from kernelscope.profiling.config import StepWindow
+from kernelscope.profiling.config import KernelFilter, NcuOptions, StepWindow
 
 
 @guarded
 def profile(
     ctx: typer.Context,
     config: Annotated[Optional[Path], typer.Option(help="YAML/TOML: command, env, window, tracer, sources.")] = None,
-    tracer: Annotated[Optional[str], typer.Option(help="auto, torch, nsys or rocprofv3.")] = None,
+    tracer: Annotated[Optional[str], typer.Option(help="auto, torch, nsys, rocprofv3, ncu or att.")] = None,
+    ncu: Annotated[
+        bool, typer.Option("--ncu", help="Nsight Compute capture of chosen kernels (= --tracer ncu).")
+    ] = False,
+    att: Annotated[
+        bool, typer.Option("--att", help="rocprofv3 thread trace of chosen kernels (= --tracer att).")
+    ] = False,
+    kernel: Annotated[
+        Optional[str], typer.Option("--kernel", "-k", help="ncu/att: kernel function-name REGEX to capture.")
+    ] = None,
+    launch_skip: Annotated[Optional[int], typer.Option(help="ncu/att: matching launches passed over first.")] = None,
+    launch_count: Annotated[Optional[int], typer.Option(help="ncu/att: matching launches captured.")] = None,
+    ncu_set: Annotated[Optional[str], typer.Option(help="ncu section set (default full: source counters).")] = None,
     out_dir: Annotated[Optional[str], typer.Option("--out", help="Folder for the traces.")] = None,
     wait: Annotated[Optional[int], typer.Option(help="Steps skipped before tracing (torch).")] = None,
     warmup: Annotated[Optional[int], typer.Option(help="Warm-up steps, traced but dropped (torch).")] = None,
@@ -39,7 +51,17 @@ def profile(
     cfg = load_config(config) if config else ProfileConfig()
     if ctx.args:
         cfg.command = list(ctx.args)
-    cfg.tracer = tracer or cfg.tracer  # type: ignore[assignment]
+    if ncu and att:
+        raise fail("choose one of --ncu, --att")
+    cfg.tracer = ("ncu" if ncu else "att" if att else tracer) or cfg.tracer  # type: ignore[assignment]
+    k = cfg.kernels
+    cfg.kernels = KernelFilter(
+        regex=kernel or k.regex,
+        skip=k.skip if launch_skip is None else launch_skip,
+        count=k.count if launch_count is None else launch_count,
+    )
+    if ncu_set:
+        cfg.ncu = NcuOptions(set=ncu_set, import_source=cfg.ncu.import_source)
     cfg.out_dir = out_dir or cfg.out_dir
     cfg.phase_by = phase_by or cfg.phase_by
     w = cfg.window

@@ -16,7 +16,7 @@ import yaml
 
 from kernelscope.errors import FormatError
 
-Tracer = Literal["auto", "torch", "nsys", "rocprofv3"]
+Tracer = Literal["auto", "torch", "nsys", "rocprofv3", "ncu", "att"]
 
 
 class StepWindow(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -39,6 +39,36 @@ class SourceRepo(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     name: str | None = None
 
 
+class KernelFilter(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """Which launches the per-kernel tracers (``ncu``, ``att``) capture: they replay or trace every
+    launch they see, so an unfiltered run of a real workload takes hours and gigabytes.
+
+    ``regex`` matches the kernel's function name; ``skip`` launches of it are passed over, then
+    ``count`` are captured.
+    """
+
+    regex: str | None = None
+    skip: int = 0
+    count: int = 1
+
+
+class NcuOptions(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """Nsight Compute: ``full`` carries the source counters (per-instruction stall samples) and the
+    roofline metrics; ``import_source`` embeds the source files so lines resolve on another machine."""
+
+    set: str = "full"
+    import_source: bool = True
+
+
+class AttOptions(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """rocprofv3 thread trace: the documented typical values (rocprofiler-sdk "Using thread trace")."""
+
+    target_cu: int = 1
+    shader_engine_mask: str = "0x1"
+    simd_select: str = "0xF"
+    buffer_size: str = "0x6000000"  # 96 MB, shared by all traced SEs
+
+
 class ProfileConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     command: list[str] = msgspec.field(default_factory=list)
     env: dict[str, str] = msgspec.field(default_factory=dict)
@@ -49,6 +79,9 @@ class ProfileConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     phase_by: str | None = None
     record_shapes: bool = True
     sources: list[SourceRepo] = msgspec.field(default_factory=list)
+    kernels: KernelFilter = KernelFilter()
+    ncu: NcuOptions = NcuOptions()
+    att: AttOptions = AttOptions()
 
 
 def load_config(path: str | Path) -> ProfileConfig:

@@ -3,7 +3,9 @@
 All vendor knowledge of ``kscope profile`` lives here. NVIDIA/ROCm Python workloads: the PyTorch
 profiler injected through ``sitecustomize`` (``hook/``), step-windowed. AMD: ``rocprofv3 --kernel-trace
 --stats`` with CSV output, the format whose ``kernel_stats.csv`` the gap analysis is checked against.
-NVIDIA non-Python workloads: ``nsys profile`` exporting SQLite.
+NVIDIA non-Python workloads: ``nsys profile`` exporting SQLite. Per-instruction captures of chosen
+kernels: ``ncu`` (Nsight Compute, one ``.ncu-rep``) and ``att`` (``rocprofv3 --att``, decoded
+``ui_output_agent_*`` folders).
 """
 
 from __future__ import annotations
@@ -89,11 +91,60 @@ def nsys(cfg: ProfileConfig, out: Path) -> Invocation:
     return Invocation("nsys", argv, {}, "run.sqlite")
 
 
+def ncu(cfg: ProfileConfig, out: Path) -> Invocation:
+    """One ``.ncu-rep``. ``--target-processes all``: Python launchers often fork the process that runs
+    the kernels. Kernel filter by function name (``--kernel-name-base function``, the name without
+    parameters, as kscope shows Triton and CUDA kernels)."""
+    k, o = cfg.kernels, cfg.ncu
+    argv = ["ncu", "--target-processes", "all", "--set", o.set, "--import-source", "yes" if o.import_source else "no"]
+    if k.regex:
+        argv += ["--kernel-name-base", "function", "--kernel-name", f"regex:{k.regex}"]
+    argv += ["--launch-skip", str(k.skip), "--launch-count", str(k.count)]
+    argv += ["--export", str(out / "run"), "--force-overwrite", "--", *cfg.command]
+    return Invocation("ncu", argv, {}, "run.ncu-rep")
+
+
+def att(cfg: ProfileConfig, out: Path) -> Invocation:
+    """``rocprofv3 --att`` with the decoder run in place (``ui_output_agent_*`` folders).
+
+    Pitfalls handled: only the first launch of each kernel is traced unless an iteration range is given
+    (so skip/count become ``--kernel-iteration-range``); an unfiltered trace covers every kernel, so the
+    regex goes to ``--kernel-include-regex``; without the ROCprof Trace Decoder library only raw ``.att``
+    files appear, so it is looked for first; the kernel trace rides along for the gap table.
+    """
+    k, a = cfg.kernels, cfg.att
+    if next(out.glob("**/*.att"), None) is not None:  # the decoder would mix both captures' code objects
+        raise InputError(f"{out} holds an earlier ATT capture; give a new folder with --out")
+    lib = _att_decoder()
+    argv = ["rocprofv3", "--att", "--kernel-trace", "--output-format", "csv"]
+    argv += ["--att-target-cu", str(a.target_cu), "--att-shader-engine-mask", a.shader_engine_mask]
+    argv += ["--att-simd-select", a.simd_select, "--att-buffer-size", a.buffer_size]
+    if lib:
+        argv += ["--att-library-path", lib]
+    if k.regex:
+        argv += ["--kernel-include-regex", k.regex]
+    argv += ["--kernel-iteration-range", f"[{k.skip + 1}-{k.skip + k.count}]"]
+    argv += ["--output-directory", str(out), "--output-file", "run", "--", *cfg.command]
+    return Invocation("att", argv, {}, "**/ui_output_agent_*")
+
+
+_DECODER = "librocprof-trace-decoder.so"
+
+
+def _att_decoder() -> str | None:
+    """Folder of the ROCprof Trace Decoder: ``$ROCPROF_ATT_LIBRARY_PATH`` or ROCm's lib (rocprofv3's own
+    default search); None where neither has it (a dry run on a machine without ROCm)."""
+    for d in (os.environ.get("ROCPROF_ATT_LIBRARY_PATH"), os.environ.get("ROCM_PATH", "/opt/rocm") + "/lib"):
+        if d and Path(d, _DECODER).exists():
+            return d
+    return None
+
+
 def invocation(cfg: ProfileConfig, out: Path) -> Invocation:
     if not cfg.command:
         raise InputError("no workload command: give one after -- or as `command:` in --config")
     tracer = choose(cfg)
     if tracer == "torch" and not is_python(cfg.command):
         raise InputError(f"the torch tracer injects into Python; {cfg.command[0]!r} is not a Python launcher")
-    build = {"torch": torch_hook, "rocprofv3": rocprofv3, "nsys": nsys}[tracer]
+    build = {"torch": torch_hook, "rocprofv3": rocprofv3, "nsys": nsys, "ncu": ncu, "att": att}[tracer]
     return build(cfg, out)
