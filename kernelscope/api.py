@@ -5,15 +5,19 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
 
 from kernelscope import readers
+from kernelscope.analyses.coverage import coverage, runs_from_calls
 from kernelscope.analyses.fit import FitReport
 from kernelscope.analyses.fit import fit as fit_kernel
 from kernelscope.analyses.gap import GapAccumulator, GapOptions, GapResult, GroupBy, attach_sources, gap
 from kernelscope.analyses.occupancy import arch_limits, occupancy
+from kernelscope.analyses.report import Report
+from kernelscope.analyses.report import build as build_report
 from kernelscope.analyses.roofline import Cost, Peaks, RooflineResult, evaluate, from_calls, point
 from kernelscope.analyses.window import Window, phases, select
 from kernelscope.ceilings.measure import CeilingProfile
@@ -25,10 +29,13 @@ from kernelscope.identity import classify
 from kernelscope.model import Profile
 from kernelscope.model.codeobj import CodeObject
 from kernelscope.model.identity import KernelIdentity
+from kernelscope.model.shapes import ShapeRun
 from kernelscope.model.source import SourceMatch
 from kernelscope.profiling import ProfileConfig, ProfileRun
 from kernelscope.profiling import run as run_profiled
+from kernelscope.readers._sniff import sniff
 from kernelscope.readers.kineto_ops import read_op_calls
+from kernelscope.readers.shape_ledger import read as read_shape_ledger
 from kernelscope.sources.find import Finder
 from kernelscope.sources.index import Progress as IndexProgress
 from kernelscope.sources.index import RepoSummary, SourceIndex
@@ -348,3 +355,50 @@ def roofline(
     )
     peaks = _peaks(gpu, None, ceilings_file)
     return RooflineResult(peaks=peaks, points=[point(label, cost, time_us * 1e3, 1, peaks)])
+
+
+def shapes(traces: Sequence[str | Path], *, model: str | None = None, stage: str | None = None) -> list[ShapeRun]:
+    """``kscope shapes``: shape-ledger records (kernel, op, input shapes, dtype, time) from Kineto traces
+    recorded with shapes; ``model`` defaults to each trace's file name."""
+    runs: list[ShapeRun] = []
+    for t in traces:
+        calls, _ = read_op_calls(Path(t))
+        if not calls:
+            raise InputError(f"{t}: no kernels linked to recorded ops (profile with record_shapes=True)")
+        runs += runs_from_calls(calls, model=model or Path(t).name.split(".")[0], stage=stage)
+    return runs
+
+
+def report(
+    traces: Sequence[str | Path] = (),
+    *,
+    code: Sequence[str | Path] = (),
+    shapes_file: Path | None = None,
+    gpu: str | None = None,
+    ceilings_file: Path | None = None,
+    window: str | None = None,
+    title: str | None = None,
+) -> Report:
+    """``kscope report``: gap, roofline (Kineto traces with shapes), code objects, shape coverage."""
+    if not traces and not code and shapes_file is None:
+        raise InputError("nothing to report: give traces, --code, or --shapes")
+    gap = gap_report(traces, window=window) if traces else None
+    roof = None
+    runs = read_shape_ledger(shapes_file) if shapes_file is not None else []
+    kineto = [Path(t) for t in traces if sniff(Path(t)) == "kineto"]
+    if kineto:
+        calls, device = read_op_calls(kineto[0])
+        if calls:
+            roof = from_calls(calls, _peaks(gpu, device, ceilings_file))
+            if shapes_file is None:
+                runs = runs_from_calls(calls, model=kineto[0].name.split(".")[0], stage=None)
+    inputs = [str(p) for p in [*traces, *code, *([shapes_file] if shapes_file else [])]]
+    return build_report(
+        title=title or f"kernelscope report: {Path(inputs[0]).name}",
+        created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        inputs=inputs,
+        gap=gap,
+        roofline=roof,
+        code=isa(code) if code else [],
+        coverage=coverage(runs) if runs else None,
+    )

@@ -104,6 +104,7 @@ _ATTENTION = {
     "aten::_scaled_dot_product_flash_attention_backward": _Attn("bhsd", 1, 11, True),
     "aten::_scaled_dot_product_efficient_attention_backward": _Attn("bhsd", 1, 11, True),
     "aten::_scaled_dot_product_cudnn_attention_backward": _Attn("bhsd", 1, 14, True),
+    "aten::_cudnn_attention_backward": _Attn("bhsd", 1, 14, True),
     "aten::_flash_attention_backward": _Attn("bshd", 1, 10, True),
     "aten::_efficient_attention_backward": _Attn("bshd", 1, 11, True),
 }
@@ -125,7 +126,8 @@ def _tensor_dims(call: OpCall) -> list[list[int]]:
     return [d for d in call.input_dims if isinstance(d, list) and d]
 
 
-def _dtype(call: OpCall) -> str:
+def op_dtype(call: OpCall) -> str:
+    """The op's compute dtype: its first floating (or 8-bit) tensor input's, fp32 when none is recorded."""
     for t in call.input_types:
         if t in _DTYPE and _DTYPE[t] not in ("int64", "int32", "bool"):
             return _DTYPE[t]
@@ -239,7 +241,7 @@ _FAMILIES = {
 
 def op_cost(call: OpCall) -> Cost | None:
     """FLOPs and compulsory bytes of one op call from its recorded shapes; None when unknown."""
-    dims, dt = _tensor_dims(call), _dtype(call)
+    dims, dt = _tensor_dims(call), op_dtype(call)
     return _FAMILIES.get(call.op, _vector)(call, dims, dt, _BYTES.get(dt, 4))
 
 

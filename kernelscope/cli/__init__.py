@@ -12,6 +12,7 @@ from kernelscope.cli.gap import gap
 from kernelscope.cli.hw import hw
 from kernelscope.cli.isa import isa
 from kernelscope.cli.profile import profile
+from kernelscope.cli.report import report, shapes
 from kernelscope.cli.roofline import roofline
 from kernelscope.cli.sources import find, index
 
@@ -38,6 +39,8 @@ app.command()(ceilings)
 app.command()(hw)
 app.command()(fit)
 app.command()(roofline)
+app.command()(report)
+app.command()(shapes)
 app.command()(demo)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(profile)
 

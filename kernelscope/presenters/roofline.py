@@ -14,6 +14,7 @@ from kernelscope.analyses.roofline import RooflinePoint, RooflineResult
 from kernelscope.presenters.base import Presenter, render_json
 
 W, H, PAD = 900, 560, 70
+RIGHT = 170  # room for the roof labels
 LABELLED = 10  # the longest-running points get a number on the plot, matching the table order
 X_RANGE = (1e-2, 1e4)  # flop/byte
 
@@ -63,7 +64,7 @@ def rich_renderable(r: RooflineResult) -> Group:
 
 def _x(ai: float) -> float:
     lo, hi = (math.log10(v) for v in X_RANGE)
-    return PAD + (math.log10(min(max(ai, X_RANGE[0]), X_RANGE[1])) - lo) / (hi - lo) * (W - 2 * PAD)
+    return PAD + (math.log10(min(max(ai, X_RANGE[0]), X_RANGE[1])) - lo) / (hi - lo) * (W - PAD - RIGHT)
 
 
 def _numbered(r: RooflineResult) -> list[tuple[int, RooflinePoint]]:
@@ -106,6 +107,9 @@ def svg(r: RooflineResult) -> str:
     ]
     for e in range(-2, 5):  # axis ticks
         out.append(f'<text x="{_x(10**e):.0f}" y="{H - PAD + 16}" text-anchor="middle">1e{e}</text>')
+    for e in range(math.ceil(y_lo), math.floor(y_hi) + 1):
+        out.append(f'<text x="{PAD - 6}" y="{y(10**e) + 4:.0f}" text-anchor="end">{10**e:g}</text>')
+        out.append(f'<line x1="{PAD}" x2="{W - RIGHT}" y1="{y(10**e):.0f}" y2="{y(10**e):.0f}" stroke="#eee"/>')
     out.append(f'<text x="{W / 2}" y="{H - 20}" text-anchor="middle">arithmetic intensity (flop/byte)</text>')
     out.append(f'<text x="16" y="{H / 2}" transform="rotate(-90 16 {H / 2})" text-anchor="middle">TFLOPS</text>')
     for bw, tfs, color, kind in _roofs(r):
@@ -113,7 +117,7 @@ def svg(r: RooflineResult) -> str:
             pts = [(ai, min(tf, ai * bw / 1e3)) for ai in (10 ** (i / 20) for i in range(-40, 81))]
             path = " ".join(f"{_x(a):.1f},{y(t):.1f}" for a, t in pts)
             out.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="1.2"/>')
-            out.append(f'<text x="{W - PAD + 4}" y="{y(tf):.0f}" fill="{color}">{kind} {dt}</text>')
+            out.append(f'<text x="{W - RIGHT + 4}" y="{y(tf):.0f}" fill="{color}">{kind} {dt}</text>')
     for pt in r.points:
         if pt.intensity <= 0 or pt.achieved_tflops <= 0:
             continue

@@ -24,6 +24,7 @@ class OpCall(msgspec.Struct, kw_only=True):
     concrete: list[Any]
     kernels: list[str]
     kernel_ns: int
+    kernel_each_ns: list[int] = msgspec.field(default_factory=list)  # per launched kernel, in order
     external_id: int
 
 
@@ -71,6 +72,7 @@ def read_op_calls(path: Path) -> tuple[list[OpCall], str | None]:
                 concrete=list(op.args.get("Concrete Inputs") or []),
                 kernels=[k.name for k in ks],
                 kernel_ns=round(sum(k.dur for k in ks) * 1000),
+                kernel_each_ns=[round(k.dur * 1000) for k in ks],
                 external_id=ext,
             )
         )

@@ -1,0 +1,27 @@
+"""The shape ledger: one record per (kernel, model, stage, shape) measurement.
+
+A kernel engineer's coverage question — which models and shapes has this kernel been measured on, and
+how fast against its baseline — is answered from these records, written as JSON lines by hand, by
+``kscope shapes`` from a trace recorded with shapes, or by evaluation runs.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+Scalar = int | float | str | bool | None
+
+
+class ShapeRun(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """``speedup`` is baseline / measured time (above 1: faster than the baseline)."""
+
+    kernel: str
+    model: str | None = None
+    stage: str | None = None  # e.g. prefill, decode, train
+    dtype: str | None = None
+    shape: dict[str, Scalar | list[Scalar]] = msgspec.field(default_factory=dict)
+    time_us: float | None = None
+    baseline_us: float | None = None
+    speedup: float | None = None
+    op: str | None = None  # the framework operator that launched the kernel, when known
+    calls: int | None = None

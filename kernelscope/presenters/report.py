@@ -1,0 +1,239 @@
+"""The report as Markdown (``REPORT.md``) and as one self-contained HTML file (``index.html``).
+
+The HTML holds its CSS, its plots (inline SVG, see ``plots``) and the report's JSON in the page:
+nothing is fetched, so it opens offline and can be mailed or attached to an issue as one file.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from kernelscope.analyses.report import Report
+from kernelscope.presenters import plots
+from kernelscope.presenters.base import Column, Table, fmt, render_json, render_markdown
+from kernelscope.presenters.roofline import png as roofline_png
+from kernelscope.presenters.roofline import svg as roofline_svg
+
+TOP = 15  # kernels in the gap plot and tables; the rest is one "other" bar
+
+_CSS = """
+body{font-family:sans-serif;margin:24px;max-width:1100px;color:#222}
+h1{font-size:22px}h2{font-size:17px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:32px}
+table{border-collapse:collapse;font-size:12px;margin:8px 0}
+td,th{border:1px solid #ddd;padding:3px 6px;text-align:right}td.l,th.l{text-align:left}
+th{background:#f4f4f4}.note{color:#666;font-size:12px}ul.headline li{margin:3px 0}
+svg.plot{display:block;margin:10px 0;border:1px solid #eee}
+"""
+
+
+# --- tables shared by both outputs ----------------------------------------------------------------
+
+
+def _gap_table(r: Report) -> Table | None:
+    if r.gap is None:
+        return None
+    t = r.gap.totals
+    cols = [
+        Column("name", "Kernel", justify="left"),
+        Column("kind", "Kind", justify="left"),
+        Column("calls", "Calls"),
+        Column("total_us", "Total µs", 1),
+        Column("avg_us", "Avg µs", 2),
+        Column("pct", "%", 1),
+    ]
+    rows = [msgspec_row(k) for k in r.gap.kernels[:TOP]]
+    summary = [("kernel time", f"{t.kernel_time_us:,.1f} µs"), ("launches", str(t.launches))]
+    if t.busy_time_us is not None:
+        summary.append(("busy", f"{t.busy_time_us:,.1f} µs"))
+    return Table(f"Top {min(TOP, len(r.gap.kernels))} of {len(r.gap.kernels)} kernels by GPU time", cols, rows, summary)
+
+
+def msgspec_row(obj: Any) -> dict[str, Any]:
+    row: dict[str, Any] = msgspec.to_builtins(obj)
+    return row
+
+
+def _roofline_table(r: Report) -> Table | None:
+    if r.roofline is None:
+        return None
+    cols = [
+        Column("n", "#"),
+        Column("label", "Op / kernel", justify="left"),
+        Column("time_us", "µs", 1),
+        Column("intensity", "flop/B", 1),
+        Column("achieved_tflops", "TFLOPS", 1),
+        Column("achieved_gbs", "GB/s", 0),
+        Column("bound", "Bound", justify="left"),
+        Column("pct_of_roof", "% roof", 0),
+        Column("pct_of_measured_roof", "% measured", 0),
+    ]
+    rows = [{**msgspec_row(p), "n": i} for i, p in enumerate(r.roofline.points, 1)]
+    return Table(f"Roofline ({r.roofline.peaks.gpu})", cols, rows)
+
+
+def _code_table(r: Report) -> Table | None:
+    kernels = [(o, k) for o in r.code for k in o.kernels]
+    if not kernels:
+        return None
+    cols = [
+        Column("name", "Kernel", justify="left"),
+        Column("arch", "Arch", justify="left"),
+        Column("regs", "VGPR / regs"),
+        Column("agpr", "AGPR"),
+        Column("spill", "Spills"),
+        Column("smem", "LDS / shared B"),
+        Column("occupancy", "Occupancy", justify="left"),
+        Column("limiter", "Limiter", justify="left"),
+    ]
+    rows = []
+    for _, k in kernels:
+        occ = k.occupancy
+        per = None
+        if occ is not None:
+            per = (
+                f"{occ.waves_per_simd} waves/SIMD" if occ.waves_per_simd is not None else f"{occ.warps_per_sm} warps/SM"
+            )
+        rows.append(
+            {
+                "name": k.name,
+                "arch": k.arch,
+                "regs": k.vgpr if k.vgpr is not None else k.registers,
+                "agpr": k.agpr,
+                "spill": (k.vgpr_spill or 0) + (k.sgpr_spill or 0) + (k.local_bytes or 0),
+                "smem": k.lds_bytes if k.lds_bytes is not None else k.shared_bytes,
+                "occupancy": f"{per} ({occ.pct:.0f}%)" if occ is not None else None,
+                "limiter": occ.limiter if occ is not None else None,
+            }
+        )
+    return Table("Code objects: resources and occupancy", cols, rows)
+
+
+def _coverage_tables(r: Report) -> list[Table]:
+    c = r.coverage
+    if c is None:
+        return []
+    cols = [Column("kernel", "Kernel", justify="left")] + [Column(m, m) for m in c.models]
+    matrix = []
+    for kernel, per in c.matrix.items():
+        row: dict[str, Any] = {"kernel": kernel}
+        for m in c.models:
+            cell = per.get(m)
+            if cell is not None:
+                sp = f", {cell.worst_speedup:.2f}-{cell.best_speedup:.2f}x" if cell.best_speedup is not None else ""
+                row[m] = f"{cell.shapes} shapes, {cell.time_us:,.1f} µs{sp}"
+        matrix.append(row)
+    run_cols = [
+        Column("kernel", "Kernel", justify="left"),
+        Column("model", "Model", justify="left"),
+        Column("stage", "Stage", justify="left"),
+        Column("dtype", "Dtype", justify="left"),
+        Column("shape", "Shape", justify="left"),
+        Column("time_us", "µs", 1),
+        Column("baseline_us", "Baseline µs", 1),
+        Column("speedup", "Speedup", 2),
+    ]
+    runs = [{**msgspec_row(x), "shape": _shape(x.shape)} for x in c.runs]
+    return [Table("Coverage: kernel x model", cols, matrix), Table("Shape ledger", run_cols, runs)]
+
+
+def _shape(shape: dict[str, Any]) -> str:
+    return " ".join(f"{k}={'x'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in shape.items())
+
+
+def tables(r: Report) -> list[Table]:
+    return [t for t in (_gap_table(r), _roofline_table(r), _code_table(r), *_coverage_tables(r)) if t is not None]
+
+
+# --- plots ----------------------------------------------------------------------------------------
+
+
+def _gap_plot(r: Report) -> str | None:
+    if r.gap is None or not r.gap.kernels:
+        return None
+    ks = r.gap.kernels
+    items = [(k.name, k.total_us) for k in ks[:TOP]]
+    rest = sum(k.total_us for k in ks[TOP:])
+    if rest > 0:
+        items.append(("other", rest))
+    return plots.bars(items, title="GPU time by kernel", unit="µs", kind="gap")
+
+
+def figures(r: Report) -> list[tuple[str, str]]:
+    """(section title, SVG) of every plot the report's data allows."""
+    out = []
+    gap = _gap_plot(r)
+    if gap:
+        out.append(("Gap breakdown", gap))
+    if r.roofline is not None and r.roofline.points:
+        out.append(
+            ("Roofline", roofline_svg(r.roofline).replace("<svg ", '<svg class="plot" data-plot="roofline" ', 1))
+        )
+    return out
+
+
+# --- renderers ------------------------------------------------------------------------------------
+
+
+def markdown(r: Report) -> str:
+    lines = [f"# {r.title}", "", f"Created {r.created} from: " + ", ".join(f"`{p}`" for p in r.inputs), ""]
+    if r.headline:
+        lines += ["## Headline", ""] + [f"- **{f.topic}**: {f.text} _({f.evidence})_" for f in r.headline] + [""]
+    lines.append("Plots: open `index.html` (offline, one file).\n")
+    return "\n".join(lines) + render_markdown(tables(r))
+
+
+def _html_table(t: Table) -> str:
+    head = "".join(f'<th class="{"l" if c.justify == "left" else ""}">{html.escape(c.header)}</th>' for c in t.columns)
+    body = []
+    for row in t.rows:
+        cells = "".join(
+            f'<td class="{"l" if c.justify == "left" else ""}">{html.escape(fmt(row.get(c.key), c.decimals))}</td>'
+            for c in t.columns
+        )
+        body.append(f"<tr>{cells}</tr>")
+    summary = "".join(f"<li>{html.escape(k)}: {html.escape(v)}</li>" for k, v in t.summary)
+    notes = "".join(f'<p class="note">{html.escape(n)}</p>' for n in t.notes)
+    return (
+        f"<h2>{html.escape(t.title)}</h2>"
+        + (f"<ul>{summary}</ul>" if summary else "")
+        + f"<table><tr>{head}</tr>{''.join(body)}</table>{notes}"
+    )
+
+
+def render_html(r: Report, extra: Sequence[tuple[str, str]] = ()) -> str:
+    head = "".join(
+        f"<li><b>{html.escape(f.topic)}</b>: {html.escape(f.text)} "
+        f"<span class='note'>({html.escape(f.evidence)})</span></li>"
+        for f in r.headline
+    )
+    figs = "".join(f"<h2>{html.escape(title)}</h2>{svg}" for title, svg in [*figures(r), *extra])
+    data = render_json(r).replace("</", "<\\/")  # keep the JSON from closing the script element
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<title>{html.escape(r.title)}</title><style>{_CSS}</style></head><body>"
+        f"<h1>{html.escape(r.title)}</h1><p class='note'>Created {html.escape(r.created)} from "
+        f"{html.escape(', '.join(r.inputs))}</p>"
+        + (f"<h2>Headline</h2><ul class='headline'>{head}</ul>" if head else "")
+        + figs
+        + "".join(_html_table(t) for t in tables(r))
+        + f"<script type='application/json' id='kscope-report'>{data}</script></body></html>\n"
+    )
+
+
+def write_folder(r: Report, folder: Path) -> list[Path]:
+    """REPORT.md, index.html, report.json and (with a roofline) roofline.png: the paths written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {"REPORT.md": markdown(r), "index.html": render_html(r), "report.json": render_json(r)}
+    written = []
+    for name, text in files.items():
+        (folder / name).write_text(text)
+        written.append(folder / name)
+    if r.roofline is not None and r.roofline.points:
+        (folder / "roofline.png").write_bytes(roofline_png(r.roofline))
+        written.append(folder / "roofline.png")
+    return written
