@@ -5,6 +5,7 @@ from kernelscope.api import gap_report, index_sources, locate_sources
 from kernelscope.identity import classify
 from kernelscope.model import KernelLaunch, Profile
 from kernelscope.readers import detect, load, read
+from kernelscope.timing import bench
 
 __version__ = "0.1.0"
 __all__ = [
@@ -12,6 +13,7 @@ __all__ = [
     "GapResult",
     "KernelLaunch",
     "Profile",
+    "bench",
     "classify",
     "detect",
     "gap",

@@ -7,18 +7,25 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 import msgspec
 
 from kernelscope import readers
+from kernelscope.analyses.att import analyze as analyze_att
 from kernelscope.analyses.coverage import coverage, runs_from_calls
+from kernelscope.analyses.diff import DiffOptions, DiffResult
+from kernelscope.analyses.diff import diff as diff_profiles
 from kernelscope.analyses.fit import FitReport
 from kernelscope.analyses.fit import fit as fit_kernel
 from kernelscope.analyses.gap import GapAccumulator, GapOptions, GapResult, GroupBy, attach_sources, gap
+from kernelscope.analyses.ncu import NcuResult, roofline_costs, selector, summarize
 from kernelscope.analyses.occupancy import arch_limits, occupancy
 from kernelscope.analyses.report import Report
 from kernelscope.analyses.report import build as build_report
-from kernelscope.analyses.roofline import Cost, Peaks, RooflineResult, evaluate, from_calls, point
+from kernelscope.analyses.roofline import Cost, Peaks, RooflineResult, from_calls, from_measured, point
+from kernelscope.analyses.roofline import evaluate as evaluate_expression
+from kernelscope.analyses.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 from kernelscope.analyses.window import Window, phases, select
 from kernelscope.ceilings.measure import CeilingProfile
 from kernelscope.ceilings.store import find_profile, load_profile
@@ -26,19 +33,29 @@ from kernelscope.codeobj.read import read_code_objects
 from kernelscope.errors import FormatError, InputError
 from kernelscope.hw.specs import GpuSpec, database, detect, lookup
 from kernelscope.identity import classify
+from kernelscope.loop import eval as loop_eval
+from kernelscope.loop import ledger as loop_ledger
+from kernelscope.loop import task as loop_task
+from kernelscope.loop import workspace as loop_workspace
 from kernelscope.model import Profile
+from kernelscope.model.att import AttReport
 from kernelscope.model.codeobj import CodeObject
 from kernelscope.model.identity import KernelIdentity
+from kernelscope.model.measurement import Measurement
 from kernelscope.model.shapes import ShapeRun
 from kernelscope.model.source import SourceMatch
+from kernelscope.model.task import Direction, EvalResult, LedgerView, Task, WorkspaceInfo
 from kernelscope.profiling import ProfileConfig, ProfileRun
 from kernelscope.profiling import run as run_profiled
+from kernelscope.readers import att as att_reader
+from kernelscope.readers import ncu_source, ncu_source_csv
 from kernelscope.readers._sniff import sniff
 from kernelscope.readers.kineto_ops import read_op_calls
 from kernelscope.readers.shape_ledger import read as read_shape_ledger
 from kernelscope.sources.find import Finder
 from kernelscope.sources.index import Progress as IndexProgress
 from kernelscope.sources.index import RepoSummary, SourceIndex
+from kernelscope.timing import bench, load_target
 
 Progress = Callable[[str], None]
 
@@ -335,7 +352,13 @@ def roofline(
     label: str = "kernel",
     ceilings_file: Path | None = None,
 ) -> RooflineResult:
-    """``kscope roofline``: from a trace's recorded op shapes, or from given FLOPs/bytes/time."""
+    """``kscope roofline``: from a trace's recorded op shapes, an Nsight Compute report's counters, or
+    given FLOPs/bytes/time."""
+    if trace is not None and sniff(Path(trace)) in ("ncu-rep", "ncu-csv"):
+        devices = readers.read(trace).devices
+        costs = roofline_costs(trace)
+        rows = [(c.name, c.flops, c.tensor_flops, c.dram_bytes, float(c.duration_ns)) for c in costs]
+        return from_measured(rows, _peaks(gpu, devices[0].name if devices else None, ceilings_file), dtype)
     if trace is not None:
         calls, device = read_op_calls(Path(trace))
         if not calls:
@@ -351,7 +374,10 @@ def roofline(
         except ValueError:
             raise InputError(f"--var {v}: expected NAME=NUMBER") from None
     cost = Cost(
-        flops=evaluate(flops, variables), bytes=evaluate(bytes_moved, variables), dtype=dtype, matrix=not vector
+        flops=evaluate_expression(flops, variables),
+        bytes=evaluate_expression(bytes_moved, variables),
+        dtype=dtype,
+        matrix=not vector,
     )
     peaks = _peaks(gpu, None, ceilings_file)
     return RooflineResult(peaks=peaks, points=[point(label, cost, time_us * 1e3, 1, peaks)])
@@ -374,14 +400,16 @@ def report(
     *,
     code: Sequence[str | Path] = (),
     shapes_file: Path | None = None,
+    ncu_report: Path | None = None,
     gpu: str | None = None,
     ceilings_file: Path | None = None,
     window: str | None = None,
     title: str | None = None,
 ) -> Report:
-    """``kscope report``: gap, roofline (Kineto traces with shapes), code objects, shape coverage."""
-    if not traces and not code and shapes_file is None:
-        raise InputError("nothing to report: give traces, --code, or --shapes")
+    """``kscope report``: gap, roofline (Kineto traces with shapes), code objects, Nsight Compute source
+    counters, shape coverage."""
+    if not traces and not code and shapes_file is None and ncu_report is None:
+        raise InputError("nothing to report: give traces, --code, --ncu or --shapes")
     gap = gap_report(traces, window=window) if traces else None
     roof = None
     runs = read_shape_ledger(shapes_file) if shapes_file is not None else []
@@ -392,7 +420,8 @@ def report(
             roof = from_calls(calls, _peaks(gpu, device, ceilings_file))
             if shapes_file is None:
                 runs = runs_from_calls(calls, model=kineto[0].name.split(".")[0], stage=None)
-    inputs = [str(p) for p in [*traces, *code, *([shapes_file] if shapes_file else [])]]
+    extra = [p for p in (shapes_file, ncu_report) if p is not None]
+    inputs = [str(p) for p in [*traces, *code, *extra]]
     return build_report(
         title=title or f"kernelscope report: {Path(inputs[0]).name}",
         created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -401,4 +430,200 @@ def report(
         roofline=roof,
         code=isa(code) if code else [],
         coverage=coverage(runs) if runs else None,
+        ncu=ncu(ncu_report) if ncu_report is not None else None,
     )
+
+
+def diff(
+    a: Sequence[str | Path],
+    b: Sequence[str | Path],
+    *,
+    fmt: str | None = None,
+    window: str | None = None,
+    group_by: GroupBy = "name",
+    alpha: float = ALPHA,
+    min_launches: int = MIN_SAMPLES,
+    resamples: int = RESAMPLES,
+    seed: int | None = 0,
+    progress: Progress | None = None,
+) -> DiffResult:
+    """``kscope diff``: compare profile B against baseline A kernel by kernel, with significance.
+
+    Several files on a side are ranks or repeats, merged as ``gap_report`` merges them. Without
+    ``window`` each side streams through the aggregation as columns; with it, each side is read as
+    records, since selecting steps needs the annotations and launch correlations of the whole file.
+    """
+    if not a or not b:
+        raise InputError("kscope diff needs files on both sides: A B, or --a FILE... --b FILE...")
+    options = DiffOptions(group_by=group_by, alpha=alpha, min_launches=min_launches, resamples=resamples, seed=seed)
+    sides = [[Path(p) for p in a], [Path(p) for p in b]]
+    for f in sides[0] + sides[1]:  # fail on a bad path before reading anything, so no partial work is shown
+        if fmt is None:
+            readers.detect(f)
+    win = Window.parse(window) if window is not None else None
+    accs = []
+    for files in sides:
+        acc = GapAccumulator(GapOptions(group_by=group_by))
+        if win is None:
+            _feed(acc, files, fmt, progress)
+        else:
+            acc.add(select(Profile.combine(list(_batches(files, fmt, progress, whole=True))), win))
+        accs.append(acc)
+    result = diff_profiles(accs[0], accs[1], options)
+    result.window = win.describe() if win else None
+    return result
+
+
+def bench_target(
+    target: str,
+    *,
+    args: Sequence[str] = (),
+    mode: str = "cold",
+    graph: bool = False,
+    warmup_ms: float = 50.0,
+    min_time_ms: float = 300.0,
+    calls: int | None = None,
+    timer: str = "events",
+) -> Measurement:
+    """``kscope bench``: load ``FILE.py:FACTORY`` (or ``MODULE:FACTORY``), then ``kernelscope.bench`` it."""
+    fn = load_target(target, args)
+    return bench(
+        fn,
+        label=target,
+        mode=mode,
+        graph=graph,
+        warmup_ms=warmup_ms,
+        min_time_ms=min_time_ms,
+        calls=calls,
+        timer=timer,
+    )
+
+
+def ncu(path: str | Path, *, kernel: str | None = None, top: int = 10, context: int = 2) -> NcuResult:
+    """``kscope ncu``: per kernel of an ``.ncu-rep`` (or its source-page CSV), the stall breakdown, the
+    ``top`` SASS hotspots with ``context`` neighbours, and the top source lines; ``kernel`` is a regex."""
+    path = Path(path)
+    source = ncu_source.read(path, select=selector(kernel)) if ncu_source.is_report(path) else ncu_source_csv.read(path)
+    return summarize(source, kernel=kernel, top=top, context=context)
+
+
+def att(
+    paths: Sequence[str | Path],
+    *,
+    top: int = 10,
+    context: int = 3,
+    bins: int = 200,
+    arch: str | None = None,
+    workers: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> AttReport:
+    """``kscope att``: stall hotspots, wave states, occupancy and the code.json cross-check of decoded ATT
+    folders (each path a ``ui_output_agent_*`` folder or a folder holding them).
+
+    ``top`` hotspots and source lines (0: all), ``context`` instructions around each hotspot, ``bins``
+    points of the wave-state timeline, ``arch`` the occupancy rules (default: from the capture),
+    ``workers`` processes for large folders; ``progress(folder, wave files read, wave files)``.
+    """
+    if not paths:
+        raise InputError("no ATT folders given")
+    if top < 0 or context < 0 or bins < 1:
+        raise InputError(f"--top {top}, --context {context}, --bins {bins}: need top, context >= 0 and bins >= 1")
+    folders = [f for p in paths for f in att_reader.find_captures(Path(p))]  # every path checked before reading
+    captures = []
+    for folder in folders:
+        tick = (lambda done, total, f=str(folder): progress(f, done, total)) if progress else None
+        capture = att_reader.read(folder, workers=workers, progress=tick)
+        captures.append(analyze_att(capture, top=top, context=context, bins=bins, arch=arch))
+    return AttReport(captures=captures)
+
+
+def init_workspace(path: str | Path) -> WorkspaceInfo:
+    """``kscope init``: make ``path`` a workspace (tasks/, runs/, memory/, ledger.jsonl). Idempotent; a
+    non-empty folder that is not a workspace is refused."""
+    from kernelscope import __version__
+
+    ws, new = loop_workspace.init(Path(path), __version__)
+    return WorkspaceInfo(root=str(ws.root), new=new, created=ws.config.created, kscope_version=ws.config.kscope_version)
+
+
+def new_task(
+    name: str,
+    *,
+    workspace: str | Path = ".",
+    repo: str | Path,
+    baseline_ref: str,
+    allowed: Sequence[str],
+    eval_command: str,
+    metric: str,
+    direction: str,
+    timeout: float,
+    correctness: Sequence[str] = (),
+    shell: bool = False,
+    runs: int = 20,
+    warmup: int = 1,
+    kernel: str | None = None,
+    shapes: str | None = None,
+    target: float | None = None,
+) -> Task:
+    """``kscope task new``: validate and write ``tasks/NAME/task.json`` and ``TASK.md``.
+
+    Commands are split with shell quoting rules and run without a shell, unless ``shell``. ``target``
+    is the stop condition: the speedup at which the loop is done.
+    """
+    from kernelscope import __version__
+
+    if direction not in ("lower", "higher"):
+        raise InputError(f"--direction {direction}: choose lower (times) or higher (throughputs)")
+    return loop_task.create(
+        loop_workspace.open_workspace(Path(workspace)),
+        name,
+        repo=Path(repo),
+        baseline_ref=baseline_ref,
+        allowed=allowed,
+        eval_command=eval_command,
+        metric=metric,
+        direction=cast(Direction, direction),
+        timeout=timeout,
+        correctness=correctness,
+        shell=shell,
+        runs=runs,
+        warmup=warmup,
+        kernel=kernel,
+        shapes=shapes,
+        target_speedup=target,
+        version=__version__,
+    )
+
+
+def show_task(name: str, *, workspace: str | Path = ".") -> Task:
+    """``kscope task show``: the validated ``task.json`` of ``name``."""
+    return loop_task.load(loop_workspace.open_workspace(Path(workspace)), name)
+
+
+def evaluate(
+    name: str,
+    *,
+    workspace: str | Path = ".",
+    runs: int | None = None,
+    refresh_baseline: bool = False,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> EvalResult:
+    """``kscope eval``: the working tree against the task's baseline, interleaved runs, the decision rule
+    (``docs/eval.md``); written to ``runs/NAME/ID/result.json`` and appended to the ledger."""
+    from kernelscope import __version__
+
+    ws = loop_workspace.open_workspace(Path(workspace))
+    task = loop_task.load(ws, name)
+    return loop_eval.evaluate(
+        ws, task, runs=runs, refresh_baseline=refresh_baseline, seed=seed, progress=progress, version=__version__
+    )
+
+
+def ledger(
+    *, workspace: str | Path = ".", task: str | None = None, status: str | None = None, since: str | None = None
+) -> LedgerView:
+    """``kscope ledger``: the workspace's eval records (filtered by task, status, ISO ``since``) and a
+    per-task summary."""
+    ws = loop_workspace.open_workspace(Path(workspace))
+    return loop_ledger.view(ws.ledger, task=task, status=status, since=since)

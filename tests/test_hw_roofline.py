@@ -160,6 +160,34 @@ def test_roofline_given_numbers_and_plot(tmp_path: Path) -> None:
     )
 
 
+NCU = Path(__file__).parent / "data" / "ncu"
+
+
+def test_roofline_from_nsight_compute_counters() -> None:
+    """Bytes, time and FLOPs equal ncu's own raw-page export of the same report (MB/us units as printed)."""
+    import csv
+
+    with gzip.open(NCU / "h100_softmax_slow_raw.csv.gz", "rt") as f:
+        header, units, row = list(csv.reader(f))[:3]
+    raw = dict(zip(header, row, strict=True))
+    scale = {"Mbyte": 1e6, "Kbyte": 1e3, "byte": 1.0, "Gbyte": 1e9}
+    dram = sum(float(raw[m]) * scale[units[header.index(m)]] for m in ("dram__bytes_read.sum", "dram__bytes_write.sum"))
+    # --set full keeps rates: count = rate x elapsed cycles; weights as ncu's derived__*_x2/_x4 metrics
+    # name them (packed half: add/mul x2, fma x4; single/double: fma x2)
+    cycles = float(raw["smsp__cycles_elapsed.avg"].replace(",", ""))
+    weights = {"h": (2, 2, 4), "f": (1, 1, 2), "d": (1, 1, 2)}
+    flops = 0.0
+    for p, ws in weights.items():
+        for op, w in zip(("add", "mul", "fma"), ws, strict=True):
+            rate = raw[f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum.per_cycle_elapsed"]
+            flops += w * float(rate.replace(",", "")) * cycles
+    (pt,) = api.roofline(NCU / "h100_softmax_slow.ncu-rep").points
+    assert pt.bytes == pytest.approx(dram) and pt.flops == pytest.approx(flops) and flops > 0
+    assert pt.time_us == pytest.approx(float(raw["gpu__time_duration.sum"])) and pt.bound == "memory"
+    mm = next(p for p in api.roofline(NCU / "h100_triton_softmax_mm.ncu-rep").points if p.label == "mm_k")
+    assert mm.flops == 2 * 4096**3 and mm.matrix  # a 4096^3 GEMM, counted on the tensor cores
+
+
 def test_roofline_png_draws_roofs_and_points(tmp_path: Path) -> None:
     from matplotlib.image import imread
 

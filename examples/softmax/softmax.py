@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from collections.abc import Callable
 
 import torch
 import triton
@@ -58,6 +59,15 @@ def softmax(x: torch.Tensor, block: int, warps: int) -> torch.Tensor:
     b = triton.next_power_of_2(x.shape[1]) if one_pass else block
     softmax_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0), BLOCK=b, ONE_PASS=one_pass, num_warps=warps)
     return y
+
+
+def make(
+    rows: int = 8192, cols: int = 4096, block: int = BLOCK, warps: int = WARPS, dtype: str = "bfloat16"
+) -> Callable[[], torch.Tensor]:
+    """``kscope bench examples/softmax/softmax.py:make``: the input allocated, the kernel compiled."""
+    x = torch.randn(rows, cols, device="cuda", dtype=getattr(torch, dtype))
+    softmax(x, block, warps)
+    return lambda: softmax(x, block, warps)
 
 
 def main() -> int:

@@ -201,6 +201,13 @@ class GapAccumulator:
             self.add_columns(cols)
         self._stats_rows.extend(_row_from_stats(s) for s in profile.stats)
 
+    def durations(self) -> dict[tuple[int | None, str], np.ndarray]:
+        """Per-launch durations (ns) of every timed row, keyed like its ``KernelRow`` by (rank, name).
+
+        For tests on the launches (``kscope diff``); rows from profiler-computed statistics have none.
+        """
+        return {key: np.concatenate(g.chunks) for key, g in self._groups}
+
     def _identify(self, rows: list[KernelRow]) -> None:
         """Fill each row's kind, category, function and dtype (memory rows are already labeled)."""
         by = self.options.group_by

@@ -11,6 +11,7 @@ import msgspec
 
 from kernelscope.analyses.coverage import Coverage
 from kernelscope.analyses.gap import GapResult
+from kernelscope.analyses.ncu import NcuResult
 from kernelscope.analyses.roofline import RooflineResult
 from kernelscope.model.codeobj import CodeObject
 
@@ -33,6 +34,7 @@ class Report(msgspec.Struct, kw_only=True):
     roofline: RooflineResult | None = None
     code: list[CodeObject] = msgspec.field(default_factory=list)
     coverage: Coverage | None = None
+    ncu: NcuResult | None = None
     headline: list[Finding] = msgspec.field(default_factory=list)
     schema: str = REPORT_SCHEMA
 
@@ -42,15 +44,10 @@ def _time(gap: GapResult) -> list[Finding]:
         return []
     top = gap.kernels[0]
     t = gap.totals
-    share3 = sum(k.pct for k in gap.kernels[:3])
-    return [
-        Finding(
-            topic="time",
-            text=f"{top.name} takes {top.pct:.1f}% of {t.kernel_time_us:,.0f} µs kernel time "
-            f"({top.calls} calls); the top 3 kernels take {share3:.1f}%",
-            evidence="gap",
-        )
-    ]
+    text = f"{top.name} takes {top.pct:.1f}% of {t.kernel_time_us:,.0f} µs kernel time ({top.calls} calls)"
+    if len(gap.kernels) > 3:
+        text += f"; the top 3 of {len(gap.kernels)} kernels take {sum(k.pct for k in gap.kernels[:3]):.1f}%"
+    return [Finding(topic="time", text=text, evidence="gap")]
 
 
 def _bound(roof: RooflineResult) -> list[Finding]:
@@ -85,6 +82,21 @@ def _occupancy(code: list[CodeObject]) -> list[Finding]:
     return out
 
 
+def _ncu(result: NcuResult) -> list[Finding]:
+    out = []
+    for k in result.kernels:
+        if not k.stall_breakdown:
+            continue
+        split = ", ".join(f"{s.label} {s.pct:.0f}%" for s in k.stall_breakdown[:3])
+        out.append(Finding(topic="stalls", text=f"{k.name}: {split} of warp stall samples", evidence=result.source))
+        if k.hotspots:
+            h = k.hotspots[0]
+            where = f" ({h.source})" if h.source else ""
+            text = f"{k.name}: `{h.instruction}` at {h.address:#x}{where} holds {h.pct:.0f}% of the stall samples"
+            out.append(Finding(topic="hotspot", text=text, evidence=result.source))
+    return out
+
+
 def build(
     *,
     title: str,
@@ -94,6 +106,7 @@ def build(
     roofline: RooflineResult | None = None,
     code: list[CodeObject] | None = None,
     coverage: Coverage | None = None,
+    ncu: NcuResult | None = None,
 ) -> Report:
     """The report and its headline, in the order an engineer reads it: time, bound, occupancy."""
     code = code or []
@@ -101,6 +114,7 @@ def build(
         *(_time(gap) if gap else []),
         *(_bound(roofline) if roofline else []),
         *_occupancy(code),
+        *(_ncu(ncu) if ncu else []),
     ]
     return Report(
         title=title,
@@ -110,5 +124,6 @@ def build(
         roofline=roofline,
         code=code,
         coverage=coverage,
+        ncu=ncu,
         headline=headline,
     )

@@ -424,3 +424,26 @@ def from_calls(calls: Iterable[OpCall], peaks: Peaks) -> RooflineResult:
             points.append(point(f"{op} {shapes}", total, ns, len(items), peaks))
     points.sort(key=lambda p: -p.time_us)
     return RooflineResult(peaks=peaks, points=points, unmodeled=dict(sorted(unmodeled.items(), key=lambda kv: -kv[1])))
+
+
+def from_measured(
+    kernels: Iterable[tuple[str, float | None, float | None, float | None, float]], peaks: Peaks, dtype: str
+) -> RooflineResult:
+    """One point per profiled kernel from counted work: (name, FLOPs, matrix-unit FLOPs, DRAM bytes, ns).
+
+    Bytes are what DRAM actually moved (not the compulsory traffic), so the intensity is the kernel's
+    real one; a kernel counted some work on the matrix units is judged against the ``dtype`` matrix peak.
+    Kernels without FLOP or byte counters are listed as unmodeled.
+    """
+    points: list[RooflinePoint] = []
+    unmodeled: dict[str, float] = {}
+    for name, flops, tensor, dram, ns in kernels:
+        if flops is None or dram is None or ns <= 0:
+            unmodeled[name] = unmodeled.get(name, 0.0) + ns / 1e3
+            continue
+        matrix = bool(tensor)
+        note = "counted by the profiler: DRAM bytes measured" + (f", {dtype} matrix peak assumed" if matrix else "")
+        cost = Cost(flops=flops, bytes=dram, dtype=dtype if matrix else "fp32", matrix=matrix, note=note)
+        points.append(point(name, cost, ns, 1, peaks))
+    points.sort(key=lambda p: -p.time_us)
+    return RooflineResult(peaks=peaks, points=points, unmodeled=unmodeled)

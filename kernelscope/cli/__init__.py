@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import typer
 
+from kernelscope.cli.att import att
+from kernelscope.cli.bench import bench
 from kernelscope.cli.ceilings import ceilings
 from kernelscope.cli.classify import classify
 from kernelscope.cli.demo import demo
+from kernelscope.cli.diff import diff
 from kernelscope.cli.fit import fit
 from kernelscope.cli.gap import gap
 from kernelscope.cli.hw import hw
 from kernelscope.cli.isa import isa
+from kernelscope.cli.loop import evaluate, init, ledger, task_app
+from kernelscope.cli.ncu import ncu
 from kernelscope.cli.profile import profile
 from kernelscope.cli.report import report, shapes
 from kernelscope.cli.roofline import roofline
@@ -31,6 +36,7 @@ def _root() -> None:
 
 
 app.command()(gap)
+app.command()(diff)
 app.command()(classify)
 app.command()(index)
 app.command()(find)
@@ -38,10 +44,17 @@ app.command()(isa)
 app.command()(ceilings)
 app.command()(hw)
 app.command()(fit)
+app.command()(att)
+app.command()(ncu)
 app.command()(roofline)
 app.command()(report)
 app.command()(shapes)
+app.command()(bench)
 app.command()(demo)
+app.command()(init)
+app.add_typer(task_app, name="task")
+app.command("eval")(evaluate)
+app.command()(ledger)
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(profile)
 
 

@@ -145,8 +145,30 @@ def _shape(shape: dict[str, Any]) -> str:
     return " ".join(f"{k}={'x'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in shape.items())
 
 
+def _ncu_tables(r: Report) -> list[Table]:
+    if r.ncu is None:
+        return []
+    cols = [
+        Column("address", "Address", justify="left"),
+        Column("instruction", "Instruction", justify="left"),
+        Column("stall_samples", "Stall samples"),
+        Column("pct", "%", 1),
+        Column("top_reason", "Top reason", justify="left"),
+        Column("source", "Source", justify="left"),
+    ]
+    out = []
+    for k in r.ncu.kernels:
+        rows = [
+            {**msgspec_row(h), "address": f"{h.address:#x}", "top_reason": next(iter(h.reasons), None)}
+            for h in k.hotspots
+        ]
+        out.append(Table(f"Nsight Compute hotspots: {k.name}", cols, rows, notes=k.notes))
+    return out
+
+
 def tables(r: Report) -> list[Table]:
-    return [t for t in (_gap_table(r), _roofline_table(r), _code_table(r), *_coverage_tables(r)) if t is not None]
+    parts = (_gap_table(r), _roofline_table(r), _code_table(r), *_ncu_tables(r), *_coverage_tables(r))
+    return [t for t in parts if t is not None]
 
 
 # --- plots ----------------------------------------------------------------------------------------

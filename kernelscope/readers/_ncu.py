@@ -7,9 +7,14 @@ report it was exported from give the same ``KernelLaunch.metrics`` up to the CSV
 
 from __future__ import annotations
 
+import csv
 import math
 import re
+import zlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 
+from kernelscope.errors import FormatError
 from kernelscope.model import DeviceInfo, Dim3, KernelLaunch
 from kernelscope.model.records import items_from_blocks
 
@@ -22,7 +27,30 @@ FIELDS: dict[str, tuple[str, str]] = {
     "shared_dynamic": ("Launch Statistics/Dynamic Shared Memory Per Block", "launch__shared_mem_per_block_dynamic"),
     "stream": ("", "launch__stream_id"),
     "device": ("", "launch__device_id"),
+    "sm_throughput_pct": (
+        "GPU Speed Of Light Throughput/Compute (SM) Throughput",
+        "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    ),
+    "memory_throughput_pct": (
+        "GPU Speed Of Light Throughput/Memory Throughput",
+        "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    ),
+    "dram_throughput_pct": (
+        "GPU Speed Of Light Throughput/DRAM Throughput",
+        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    ),
+    "achieved_occupancy_pct": ("Occupancy/Achieved Occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active"),
+    "theoretical_occupancy_pct": ("Occupancy/Theoretical Occupancy", "sm__maximum_warps_per_active_cycle_pct"),
 }
+# The FIELDS a kernel's headline shows (NcuHeadline), beside its duration.
+HEADLINE = (
+    "sm_throughput_pct",
+    "memory_throughput_pct",
+    "dram_throughput_pct",
+    "achieved_occupancy_pct",
+    "theoretical_occupancy_pct",
+    "registers",
+)
 GRID_DIMS = ("launch__grid_dim_x", "launch__grid_dim_y", "launch__grid_dim_z")
 BLOCK_DIMS = ("launch__block_dim_x", "launch__block_dim_y", "launch__block_dim_z")
 
@@ -64,6 +92,25 @@ def unit_scale(unit: str) -> tuple[float, str]:
     if base == "cycle" and dbase == "s":  # old "cycle/nsecond" frequencies
         return factor / dfactor, "hz"
     return factor / dfactor, f"{base}/{dbase}"
+
+
+def csv_rows(f: Iterable[str], path: Path, fix: str) -> Iterator[list[str]]:
+    """CSV rows of an ncu export; a file cut inside a quoted field (strict mode) or after a field (no final
+    line break) raises ``FormatError`` ending with ``fix``."""
+    last = ""
+
+    def lines() -> Iterator[str]:
+        nonlocal last
+        for line in f:
+            last = line
+            yield line
+
+    try:
+        yield from csv.reader(lines(), strict=True)
+    except (csv.Error, UnicodeDecodeError, OSError, EOFError, zlib.error) as exc:
+        raise FormatError(path, "a complete Nsight Compute CSV", f"a damaged file ({exc})", fix) from None
+    if last and not last.endswith("\n"):
+        raise FormatError(path, "a CSV that ends with a line break", "one that ends mid-row (truncated?)", fix)
 
 
 def number(text: str) -> float | None:

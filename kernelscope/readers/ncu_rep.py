@@ -13,6 +13,7 @@ skipped and counted in ``metadata["ncu_skipped_workloads"]``.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from pathlib import Path
@@ -37,20 +38,41 @@ def _check_file(path: Path) -> None:
         raise FormatError(path, f"an Nsight Compute report of at least {_MIN_BYTES} bytes", f"{len(head)}", _FIX)
 
 
-def _metrics(action: Any, numeric: frozenset[int], units: dict[str, str]) -> dict[str, float]:
+@functools.cache
+def _numeric() -> frozenset[int]:
+    """The value kinds that hold a number (not a string or a metric group)."""
+    import ncu_report
+
+    m = ncu_report.IMetric
+    return frozenset({m.ValueKind_FLOAT, m.ValueKind_DOUBLE, m.ValueKind_UINT32, m.ValueKind_UINT64})
+
+
+def _scaled(m: Any) -> tuple[float, str] | None:
+    """A metric's value in the report's base unit, and that unit; None for text, groups and NaN."""
+    if m is None or not m.has_value() or m.kind() not in _numeric():
+        return None  # strings, metric groups, and per-instance-only values
+    v = m.as_double()
+    if math.isnan(v):  # NaN: a derived metric with nothing to divide by
+        return None
+    factor, unit = _ncu.unit_scale(m.unit())
+    return v * factor, unit
+
+
+def value(action: Any, name: str) -> float | None:
+    """One numeric metric of an action in base units (``launch`` metrics' units), None when absent."""
+    scaled = _scaled(action.metric_by_name(name))
+    return None if scaled is None else scaled[0]
+
+
+def _metrics(action: Any, units: dict[str, str]) -> dict[str, float]:
     out: dict[str, float] = {}
     for raw_name in action.metric_names():
         name = sys.intern(raw_name)  # one key object shared by every launch's dict
         if name.startswith(_ncu.SKIP_PREFIXES):
             continue
-        m = action.metric_by_name(name)
-        if m is None or not m.has_value() or m.kind() not in numeric:
-            continue  # strings, metric groups, and per-instance-only values
-        v = m.as_double()
-        if math.isnan(v):  # NaN: a derived metric with nothing to divide by
-            continue
-        factor, units[name] = _ncu.unit_scale(m.unit())
-        out[name] = v * factor
+        scaled = _scaled(action.metric_by_name(name))
+        if scaled is not None:
+            out[name], units[name] = scaled
     return out
 
 
@@ -72,54 +94,75 @@ def _device(action: Any, index: int) -> DeviceInfo:
     )
 
 
-def read(path: Path, *, rank: int | None = None) -> Profile:
-    """Read every profiled kernel of an ``.ncu-rep``; needs the ``ncu-report`` wheel."""
+def open_report(path: Path) -> Any:
+    """The ``ncu_report`` context of a report, after the magic check; needs the ``ncu-report`` wheel."""
     _check_file(path)
     try:
         import ncu_report
     except ImportError:
         raise MissingToolError("ncu-report", "pip install 'kernelscope[ncu]' (the ncu-report wheel)") from None
     try:
-        ctx = ncu_report.load_report(str(path))
+        return ncu_report.load_report(str(path))
     except Exception as exc:  # the wheel is a SWIG binding; its failures have no common type
         raise FormatError(path, "an Nsight Compute report the ncu-report wheel can load", repr(exc), _FIX) from None
-    metric = ncu_report.IMetric
-    numeric = frozenset(
-        {metric.ValueKind_FLOAT, metric.ValueKind_DOUBLE, metric.ValueKind_UINT32, metric.ValueKind_UINT64}
-    )
-    kernel_kind = ncu_report.IAction.WorkloadType_KERNEL
-    demangled, mangled = ncu_report.IAction.NameBase_DEMANGLED, ncu_report.IAction.NameBase_MANGLED
 
-    launches: list[KernelLaunch] = []
-    devices: dict[int, DeviceInfo] = {}
-    units: dict[str, str] = {}
+
+def kernel_actions(path: Path, ctx: Any) -> tuple[list[Any], int]:
+    """Every kernel action of an opened report in order, and how many range/graph workloads were skipped.
+
+    Raises ``FormatError`` on the nameless record a truncated file ends with.
+    """
+    import ncu_report
+
+    demangled, kernel_kind = ncu_report.IAction.NameBase_DEMANGLED, ncu_report.IAction.WorkloadType_KERNEL
+    actions: list[Any] = []
     skipped = 0
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         for i in range(rng.num_actions()):
             action = rng.action_by_idx(i)
-            name = action.name(demangled) if action is not None else None
-            if not name:
+            if action is None or not action.name(demangled):
                 raise FormatError(path, "a name and metrics for every profiled kernel",
                                   f"an empty record at range {r}, action {i} (truncated report?)", _FIX)  # fmt: skip
-            if action.workload_type() != kernel_kind:
+            if action.workload_type() == kernel_kind:
+                actions.append(action)
+            else:
                 skipped += 1
-                continue
-            metrics = _metrics(action, numeric, units)
-            raw_name = action.name(mangled)
-            grid, block = _ncu.dim3_of(metrics, _ncu.GRID_DIMS), _ncu.dim3_of(metrics, _ncu.BLOCK_DIMS)
-            k = _ncu.launch(
-                name=name, metrics=metrics, page=1, grid=grid, block=block, stream=None, device=None, rank=rank,
-                source=str(path), source_format=FORMAT, mangled=raw_name if raw_name and raw_name != name else None,
-            )  # fmt: skip
-            if k is None:
-                raise FormatError(path, "gpu__time_duration.sum for every kernel", f"none for {name[:60]}",
-                                  "collect at least the SpeedOfLight section")  # fmt: skip
-            launches.append(k)
-            if k.device is not None and k.device not in devices:
-                devices[k.device] = _device(action, k.device)
-    if not launches and not skipped:
+    if not actions and not skipped:
         raise FormatError(path, "at least one profiled kernel", "none (a damaged or truncated report?)", _FIX)
+    return actions, skipped
+
+
+def names(action: Any) -> tuple[str, str | None]:
+    """A kernel action's demangled name, and its mangled name where that differs."""
+    import ncu_report
+
+    name = action.name(ncu_report.IAction.NameBase_DEMANGLED)
+    raw = action.name(ncu_report.IAction.NameBase_MANGLED)
+    return name, raw if raw and raw != name else None
+
+
+def read(path: Path, *, rank: int | None = None) -> Profile:
+    """Read every profiled kernel of an ``.ncu-rep``; needs the ``ncu-report`` wheel."""
+    ctx = open_report(path)  # kept alive while its actions are read: they point into it
+    actions, skipped = kernel_actions(path, ctx)
+    launches: list[KernelLaunch] = []
+    devices: dict[int, DeviceInfo] = {}
+    units: dict[str, str] = {}
+    for action in actions:
+        name, mangled = names(action)
+        metrics = _metrics(action, units)
+        grid, block = _ncu.dim3_of(metrics, _ncu.GRID_DIMS), _ncu.dim3_of(metrics, _ncu.BLOCK_DIMS)
+        k = _ncu.launch(
+            name=name, metrics=metrics, page=1, grid=grid, block=block, stream=None, device=None, rank=rank,
+            source=str(path), source_format=FORMAT, mangled=mangled,
+        )  # fmt: skip
+        if k is None:
+            raise FormatError(path, "gpu__time_duration.sum for every kernel", f"none for {name[:60]}",
+                              "collect at least the SpeedOfLight section")  # fmt: skip
+        launches.append(k)
+        if k.device is not None and k.device not in devices:
+            devices[k.device] = _device(action, k.device)
     metadata: dict[str, Any] = {"metric_units": units}
     if skipped:
         metadata["ncu_skipped_workloads"] = skipped

@@ -1,0 +1,58 @@
+"""``kscope att``: analysis of decoded AMD ATT (thread trace) folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from kernelscope import api
+from kernelscope.cli._common import emit, err, guarded, out, pick
+from kernelscope.presenters.att import PRESENTERS, rich_renderable
+
+
+@guarded
+def att(
+    dirs: Annotated[
+        list[Path],
+        typer.Argument(help="ATT folders (ui_output_agent_*, from rocprofv3 --att) or folders holding them."),
+    ],
+    top: Annotated[int, typer.Option(help="Hotspot instructions and source lines shown (0 = all).")] = 10,
+    context: Annotated[int, typer.Option(help="Instructions shown before and after each hotspot.")] = 3,
+    bins: Annotated[int, typer.Option(help="Points of the wave-state timeline (JSON).")] = 200,
+    arch: Annotated[
+        Optional[str], typer.Option(help="Occupancy rules to use (gfx950, gfx1201); default: from the capture.")
+    ] = None,
+    workers: Annotated[
+        Optional[int], typer.Option(help="Processes reading the wave files of large captures (default: CPUs).")
+    ] = None,
+    json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.att.v1.")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Markdown.")] = False,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to FILE.")] = None,
+) -> None:
+    """Stall hotspots with disassembly and source, stall classes, wave states, occupancy, code.json check."""
+    presenter = pick({"json": json, "markdown": markdown}, output, PRESENTERS)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
+        auto_refresh=False,  # no refresh thread: large captures are read by forked processes
+    ) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def tick(folder: str, done: int, total: int) -> None:
+            if folder not in tasks:
+                tasks[folder] = bar.add_task(f"wave files of {Path(folder).name}", total=total)
+            bar.update(tasks[folder], completed=done, refresh=True)
+
+        report = api.att(dirs, top=top, context=context, bins=bins, arch=arch, workers=workers, progress=tick)
+    if presenter is None:
+        out.print(rich_renderable(report))
+    else:
+        emit(presenter, report, output)
