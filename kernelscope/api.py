@@ -164,10 +164,13 @@ def _gap(
 
 
 class ProfileResult(msgspec.Struct, kw_only=True):
-    """``kscope profile``: the run and the gap table of the traces it produced."""
+    """``kscope profile``: the run, the gap table of the traces it produced, and for the per-kernel
+    tracers their instruction-level analysis (``ncu``: Nsight Compute source counters; ``att``: ATT)."""
 
     run: ProfileRun
     gap: GapResult | None
+    ncu: NcuResult | None = None
+    att: AttReport | None = None
     schema: str = "kernelscope.profile-run.v1"
 
 
@@ -179,10 +182,16 @@ def profile(
     ``quiet_stdout`` sends the workload's stdout to stderr (for callers that print JSON on stdout).
     """
     done = run_profiled(config, quiet_stdout=quiet_stdout)
-    result = None
-    if done.traces:
-        result = gap_report(done.traces, window=window, phase_by=config.phase_by, progress=progress)
-    return ProfileResult(run=done, gap=result)
+    ranked: list[str] = done.traces
+    result = ProfileResult(run=done, gap=None)
+    if done.tracer == "ncu" and done.traces:
+        result.ncu = ncu(done.traces[0])
+    if done.tracer == "att":  # the traces are ATT folders; the kernel trace beside them has the timings
+        result.att = att(done.traces) if done.traces else None
+        ranked = sorted(str(p) for p in Path(done.out_dir).glob("**/*kernel_trace.csv"))
+    if ranked:
+        result.gap = gap_report(ranked, window=window, phase_by=config.phase_by, progress=progress)
+    return result
 
 
 def read_names(path: Path) -> list[str]:
@@ -401,6 +410,7 @@ def report(
     code: Sequence[str | Path] = (),
     shapes_file: Path | None = None,
     ncu_report: Path | None = None,
+    att_dirs: Sequence[str | Path] = (),
     gpu: str | None = None,
     ceilings_file: Path | None = None,
     window: str | None = None,
@@ -408,8 +418,8 @@ def report(
 ) -> Report:
     """``kscope report``: gap, roofline (Kineto traces with shapes), code objects, Nsight Compute source
     counters, shape coverage."""
-    if not traces and not code and shapes_file is None and ncu_report is None:
-        raise InputError("nothing to report: give traces, --code, --ncu or --shapes")
+    if not traces and not code and shapes_file is None and ncu_report is None and not att_dirs:
+        raise InputError("nothing to report: give traces, --code, --ncu, --att or --shapes")
     gap = gap_report(traces, window=window) if traces else None
     roof = None
     runs = read_shape_ledger(shapes_file) if shapes_file is not None else []
@@ -421,7 +431,7 @@ def report(
             if shapes_file is None:
                 runs = runs_from_calls(calls, model=kineto[0].name.split(".")[0], stage=None)
     extra = [p for p in (shapes_file, ncu_report) if p is not None]
-    inputs = [str(p) for p in [*traces, *code, *extra]]
+    inputs = [str(p) for p in [*traces, *code, *att_dirs, *extra]]
     return build_report(
         title=title or f"kernelscope report: {Path(inputs[0]).name}",
         created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -431,6 +441,7 @@ def report(
         code=isa(code) if code else [],
         coverage=coverage(runs) if runs else None,
         ncu=ncu(ncu_report) if ncu_report is not None else None,
+        att=att(att_dirs).captures if att_dirs else [],
     )
 
 
@@ -526,8 +537,11 @@ def att(
     """
     if not paths:
         raise InputError("no ATT folders given")
-    if top < 0 or context < 0 or bins < 1:
-        raise InputError(f"--top {top}, --context {context}, --bins {bins}: need top, context >= 0 and bins >= 1")
+    if top < 0 or context < 0 or bins < 1 or (workers is not None and workers < 1):
+        raise InputError(
+            f"--top {top}, --context {context}, --bins {bins}, --workers {workers}: "
+            "need top and context >= 0, bins and workers >= 1"
+        )
     folders = [f for p in paths for f in att_reader.find_captures(Path(p))]  # every path checked before reading
     captures = []
     for folder in folders:

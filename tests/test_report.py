@@ -118,3 +118,24 @@ def test_dashboard_renders_offline_in_chromium(folder: Path, tmp_path: Path) -> 
     assert ink("#1f77b4") > 2000  # the first gap bar (and roofline points): a solid block of blue
     assert ink("#ff7f0e") > 300  # the second bar
     assert ink("#555555") > 300  # the datasheet roofs
+
+
+ATT = Path(__file__).parent / "data" / "att" / "rmsnorm" / "big" / "ui_output_agent_19276_dispatch_18"
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
+def test_att_and_ncu_sections_render(tmp_path: Path) -> None:
+    """ATT stall bars and the wave-state timeline, ncu stall reasons: drawn, and their numbers the analyses'."""
+    out = tmp_path / "r"
+    ncu = Path(__file__).parent / "data" / "ncu" / "h100_softmax_slow.ncu-rep"
+    proc = run_kscope("report", "--att", str(ATT), "--ncu", str(ncu), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((out / "report.json").read_text())
+    (capture,) = doc["att"]
+    code = json.loads((ATT / "code.json").read_text())["code"]
+    assert capture["stall_cycles"] == sum(row[-2] for row in code)  # code.json's own stall column
+    topics = {f["topic"] for f in doc["headline"]}
+    assert {"stalls", "hotspot", "occupancy"} <= topics
+    args = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--proxy-server=127.0.0.1:9"]
+    dom = subprocess.run([*args, "--dump-dom", (out / "index.html").as_uri()], check=True, capture_output=True).stdout
+    assert dom.count(b'data-plot="stalls"') == 2 and b'data-plot="wave-states"' in dom

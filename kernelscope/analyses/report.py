@@ -13,6 +13,7 @@ from kernelscope.analyses.coverage import Coverage
 from kernelscope.analyses.gap import GapResult
 from kernelscope.analyses.ncu import NcuResult
 from kernelscope.analyses.roofline import RooflineResult
+from kernelscope.model.att import AttResult
 from kernelscope.model.codeobj import CodeObject
 
 REPORT_SCHEMA = "kernelscope.report.v1"
@@ -35,6 +36,7 @@ class Report(msgspec.Struct, kw_only=True):
     code: list[CodeObject] = msgspec.field(default_factory=list)
     coverage: Coverage | None = None
     ncu: NcuResult | None = None
+    att: list[AttResult] = msgspec.field(default_factory=list)
     headline: list[Finding] = msgspec.field(default_factory=list)
     schema: str = REPORT_SCHEMA
 
@@ -97,6 +99,25 @@ def _ncu(result: NcuResult) -> list[Finding]:
     return out
 
 
+def _att(results: list[AttResult]) -> list[Finding]:
+    out = []
+    for a in results:
+        split = ", ".join(f"{k} {v:.0f}%" for k, v in list(a.stall_breakdown_pct.items())[:3])
+        states = ", ".join(f"{k.upper()} {v:.0f}%" for k, v in a.state_pct.items())
+        text = f"{a.stall_pct:.0f}% of {a.latency_cycles:,} latency cycles stalled ({split}); wave states {states}"
+        out.append(Finding(topic="stalls", text=text, evidence=a.path))
+        if a.measured_waves_per_simd is not None:
+            est = f", registers allow {a.vgpr_waves_per_simd}" if a.vgpr_waves_per_simd is not None else ""
+            text = f"{a.measured_waves_per_simd} waves per SIMD resident at most (measured){est}"
+            out.append(Finding(topic="occupancy", text=text, evidence=a.path))
+        if a.hotspots:
+            h = a.hotspots[0]
+            where = f" ({h.source})" if h.source else ""
+            text = f"`{h.instruction}` at {h.address:#x}{where}: {h.stall_share:.0f}% of stall cycles ({h.stall_class})"
+            out.append(Finding(topic="hotspot", text=text, evidence=a.path))
+    return out
+
+
 def build(
     *,
     title: str,
@@ -107,6 +128,7 @@ def build(
     code: list[CodeObject] | None = None,
     coverage: Coverage | None = None,
     ncu: NcuResult | None = None,
+    att: list[AttResult] | None = None,
 ) -> Report:
     """The report and its headline, in the order an engineer reads it: time, bound, occupancy."""
     code = code or []
@@ -115,6 +137,7 @@ def build(
         *(_bound(roofline) if roofline else []),
         *_occupancy(code),
         *(_ncu(ncu) if ncu else []),
+        *_att(att or []),
     ]
     return Report(
         title=title,
@@ -125,5 +148,6 @@ def build(
         code=code,
         coverage=coverage,
         ncu=ncu,
+        att=att or [],
         headline=headline,
     )

@@ -11,8 +11,10 @@ import typer
 
 from kernelscope import api
 from kernelscope.cli._common import err, fail, guarded, out
+from kernelscope.presenters.att import rich_renderable as att_renderable
 from kernelscope.presenters.base import render_json
 from kernelscope.presenters.gap import rich_renderable
+from kernelscope.presenters.ncu import rich_renderable as ncu_renderable
 from kernelscope.profiling import ProfileConfig, load_config, plan
 from kernelscope.profiling.config import KernelFilter, NcuOptions, StepWindow
 
@@ -95,5 +97,9 @@ def profile(
         err.print(f"{run.tracer}: exit {run.returncode}, {run.wall_s:.2f} s, traces: {', '.join(run.traces)}")
         if result.gap is not None:
             out.print(rich_renderable(result.gap, top=top or None, width=out.width))
+        if result.ncu is not None:
+            out.print(ncu_renderable(result.ncu))
+        if result.att is not None:
+            out.print(att_renderable(result.att))
     if run.returncode != 0:
         raise typer.Exit(run.returncode)

@@ -7,7 +7,7 @@ a category keeps its colour across plots of the same report.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 PALETTE = (
     "#1f77b4",
@@ -60,7 +60,7 @@ def bars(items: Sequence[tuple[str, float]], *, title: str, unit: str, kind: str
 
 
 def stacked_area(
-    xs: Sequence[float], series: dict[str, Sequence[float]], *, title: str, x_label: str, kind: str, width: int = 860
+    xs: Sequence[float], series: Mapping[str, Sequence[float]], *, title: str, x_label: str, kind: str, width: int = 860
 ) -> str:
     """Series stacked bottom-up in the order given (e.g. waves in EXEC, WAIT, STALL, IDLE over time)."""
     height, left, right, top, bottom = 300, 50, 120, 30, 40

@@ -46,11 +46,18 @@ def _gap_table(r: Report) -> Table | None:
         Column("avg_us", "Avg µs", 2),
         Column("pct", "%", 1),
     ]
-    rows = [msgspec_row(k) for k in r.gap.kernels[:TOP]]
+    rows = [{**msgspec_row(k), "name": short_name(k.name, k.function)} for k in r.gap.kernels[:TOP]]
     summary = [("kernel time", f"{t.kernel_time_us:,.1f} µs"), ("launches", str(t.launches))]
     if t.busy_time_us is not None:
         summary.append(("busy", f"{t.busy_time_us:,.1f} µs"))
     return Table(f"Top {min(TOP, len(r.gap.kernels))} of {len(r.gap.kernels)} kernels by GPU time", cols, rows, summary)
+
+
+def short_name(name: str, function: str | None, width: int = 100) -> str:
+    """What a reader scans for: the classified function name, else the name cut at ``width``; the full
+    names stay in report.json."""
+    text = function or name
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def msgspec_row(obj: Any) -> dict[str, Any]:
@@ -166,8 +173,36 @@ def _ncu_tables(r: Report) -> list[Table]:
     return out
 
 
+def _att_tables(r: Report) -> list[Table]:
+    cols = [
+        Column("address", "Address", justify="left"),
+        Column("instruction", "Instruction", justify="left"),
+        Column("stall_class", "Class", justify="left"),
+        Column("stall_cycles", "Stall cycles"),
+        Column("stall_share", "% stall", 1),
+        Column("hits", "Hits"),
+        Column("source", "Source", justify="left"),
+    ]
+    return [
+        Table(
+            f"ATT hotspots: {a.path}",
+            cols,
+            [{**msgspec_row(h), "address": f"{h.address:#x}"} for h in a.hotspots],
+            notes=a.notes,
+        )
+        for a in r.att
+    ]
+
+
 def tables(r: Report) -> list[Table]:
-    parts = (_gap_table(r), _roofline_table(r), _code_table(r), *_ncu_tables(r), *_coverage_tables(r))
+    parts = (
+        _gap_table(r),
+        _roofline_table(r),
+        _code_table(r),
+        *_ncu_tables(r),
+        *_att_tables(r),
+        *_coverage_tables(r),
+    )
     return [t for t in parts if t is not None]
 
 
@@ -178,7 +213,7 @@ def _gap_plot(r: Report) -> str | None:
     if r.gap is None or not r.gap.kernels:
         return None
     ks = r.gap.kernels
-    items = [(k.name, k.total_us) for k in ks[:TOP]]
+    items = [(short_name(k.name, k.function), k.total_us) for k in ks[:TOP]]
     rest = sum(k.total_us for k in ks[TOP:])
     if rest > 0:
         items.append(("other", rest))
@@ -195,6 +230,21 @@ def figures(r: Report) -> list[tuple[str, str]]:
         out.append(
             ("Roofline", roofline_svg(r.roofline).replace("<svg ", '<svg class="plot" data-plot="roofline" ', 1))
         )
+    for a in r.att:
+        name = Path(a.path).name
+        items = list(a.stall_breakdown_pct.items())
+        out.append((f"ATT stall breakdown: {name}", plots.bars(items, title="stall cycles", unit="%", kind="stalls")))
+        t = a.state_timeline
+        if t is not None:
+            xs = [t.start + i * t.bin_cycles for i in range(len(t.exec))]
+            series = {"EXEC": t.exec, "WAIT": t.wait, "STALL": t.stall, "IDLE": t.idle}
+            svg = plots.stacked_area(xs, series, title="waves per state", x_label="cycle", kind="wave-states")
+            out.append((f"ATT wave-state timeline: {name}", svg))
+    for k in r.ncu.kernels if r.ncu else []:
+        if k.stall_breakdown:
+            items = [(s.label, s.pct) for s in k.stall_breakdown[:12]]
+            svg = plots.bars(items, title="warp stall samples", unit="%", kind="stalls")
+            out.append((f"Nsight Compute stall reasons: {k.name}", svg))
     return out
 
 
