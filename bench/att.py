@@ -170,6 +170,9 @@ def main() -> None:
     folders = sorted(p.parent for p in CORPUS.rglob("code.json")) + [p.resolve() for p in args.extra]
     rows, checks, regs = [], [], []
     times: list[tuple[float, float, float]] = []  # per folder: FlyDSL, kscope full, kscope code.json (ms)
+    below: list[str] = []  # captures where more waves ran than FlyDSL's occupancy allows
+    over: list[str] = []  # ... than kscope's VGPR limit allows
+    moved: list[tuple[str, int, int]] = []  # combined-wait stall cycles kscope counts as LDS/SMEM waits
     results: dict[Path, AttResult] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for i, folder in enumerate(folders):
@@ -194,12 +197,16 @@ def main() -> None:
             )
             fr = fly.detect_arch_and_reg_pressure(fly.load_instructions(str(folder)))
             k = max(r.kernels, key=lambda k: k.hits).registers
+            measured = r.measured_waves_per_simd or 0
+            below.extend([name] if measured > fr["occupancy"] else [])
+            over.extend([name] if k.waves_per_simd is not None and measured > k.waves_per_simd else [])
             regs.append(
                 f"| {name} | {fr['arch']}: v{fr['arch_vgpr']} a{fr['accum_vgpr']}, alloc "
                 f"{fr['arch_vgpr_alloc'] + fr['accum_vgpr_alloc']}, {fr['occupancy']} waves/SIMD "
                 f"| {k.arch}: v{k.arch_vgpr} a{k.agpr}, alloc {k.vgpr_alloc}, {k.waves_per_simd} waves/SIMD "
-                f"| {r.measured_waves_per_simd} |"
+                f"| {measured} |"
             )
+            moved.extend([(name, r.combined_waits.to_lds_smem, r.stall_cycles)] if r.combined_waits.to_lds_smem else [])
     one = folders[0]
     py = shutil.which("python3") or sys.executable
     kscope = str(Path(sys.executable).with_name("kscope"))
@@ -273,8 +280,8 @@ def main() -> None:
         "rocprof-trace-decoder's enum is 1 IDLE, 2 EXEC, 3 WAIT, 4 STALL. FlyDSL's published shares are kscope's "
         "under the next name:",
         "",
-        "| capture (FlyDSL report) | FlyDSL's label = decoder state, kscope's share |",
-        "|---|---|",
+        "| capture (FlyDSL report) | state 1 | state 2 | state 3 | state 4 |",
+        "|---|---|---|---|---|",
         *states,
         "",
         "- Registers and occupancy: FlyDSL counts the first register of a range (`v[4:7]` as 4), takes the arch "
@@ -287,9 +294,19 @@ def main() -> None:
         "|---|---|---|---:|",
         *regs,
         "",
+        f"More waves ran than FlyDSL's occupancy allows in {len(below)} of {n} captures "
+        f"({', '.join(below) or 'none'}); more than kscope's VGPR limit in {len(over)} "
+        f"({', '.join(over) or 'none'}). 'gfx942' for a kernel without gfx950-only instructions is kscope's choice "
+        "of rules, identical to gfx950's for VGPRs.",
+        "",
         "- Stall classes: FlyDSL's first-match substrings put `s_waitcnt vmcnt(N) lgkmcnt(0)` in VMEM-wait always, "
         "`v_fma*` (VALU) in MFMA/FMA, and VALU/SALU/nop stalls in 'other'; kscope's classes are in docs/att.md "
-        "(combined waits follow the decoder's dependency records).",
+        "(combined waits follow the decoder's dependency records)."
+        + "".join(
+            f" On {c}, {cycles:,} stall cycles ({100 * cycles / total:.1f} %) of combined waits that the decoder saw "
+            "waiting on LDS work only are lds_smem_wait in kscope, VMEM-wait in FlyDSL."
+            for c, cycles, total in moved
+        ),
     ]
     publish(lines, HEADING, write=not args.no_results)
 

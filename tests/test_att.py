@@ -505,3 +505,9 @@ def _code_json(folder: Path, text: str) -> Path:
 def test_bad_input_raises_input_errors(tmp_path: Path, make: Callable[[Path], Path], message: str) -> None:
     with pytest.raises(InputError, match=message):
         api.att([make(tmp_path)])
+
+
+@pytest.mark.parametrize("option", [{"top": -1}, {"context": -1}, {"bins": 0}, {"workers": 0}])
+def test_bad_options_raise_input_errors(option: dict[str, int]) -> None:
+    with pytest.raises(InputError, match="need top and context >= 0"):
+        api.att([CAPTURES[0]], **option)
