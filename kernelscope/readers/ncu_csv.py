@@ -14,9 +14,7 @@ field instead of the five rule columns.
 
 from __future__ import annotations
 
-import csv
-import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from kernelscope.errors import FormatError
@@ -30,24 +28,6 @@ _LEAD = frozenset([*_SIGNATURE, "Kernel Time", "Context", "Stream", "Block Size"
 _DETAILS = ["Section Name", "Metric Name", "Metric Unit", "Metric Value"]
 _DEVICE_ATTRS = ("device__attribute_display_name", "device__attribute_multiprocessor_count")
 _FIX = "re-export with ncu --import REPORT --page details --csv (or --page raw --csv) > FILE.csv"
-
-
-def _rows(f: Iterable[str], path: Path) -> Iterator[list[str]]:
-    """CSV rows; a file cut inside a quoted field (strict mode) or after a field (no final line break) raises."""
-    last = ""
-
-    def lines() -> Iterator[str]:
-        nonlocal last
-        for line in f:
-            last = line
-            yield line
-
-    try:
-        yield from csv.reader(lines(), strict=True)
-    except (csv.Error, UnicodeDecodeError, OSError, EOFError, zlib.error) as exc:
-        raise FormatError(path, "a complete Nsight Compute CSV", f"a damaged file ({exc})", _FIX) from None
-    if last and not last.endswith("\n"):
-        raise FormatError(path, "a CSV that ends with a line break", "one that ends mid-row (truncated?)", _FIX)
 
 
 def _int(text: str | None) -> int | None:
@@ -156,7 +136,7 @@ def _devices(kernels: list[_Kernel]) -> list[DeviceInfo]:
 def read(path: Path, *, rank: int | None = None) -> Profile:
     """Read every kernel of an Nsight Compute CSV export (details or raw page)."""
     with _csv.open_text(path) as f:  # gzip-transparent; lifts csv's 128 KiB field limit
-        rows = _rows(f, path)
+        rows = _ncu.csv_rows(f, path, _FIX)
         header = next(rows, None)
         if header is None or header[: len(_SIGNATURE)] != _SIGNATURE:
             found = "an empty file" if header is None else f"header {header[:5]}"
