@@ -64,25 +64,26 @@ def _z(text: str) -> list[str]:
 
 
 def candidate(repo: Path, baseline: str, exclude: str | None = None) -> Candidate:
-    """What the working tree of ``repo`` changed against ``baseline``, less paths under ``exclude``
+    """What the working tree of ``repo`` changed against ``baseline``, less the folder ``exclude``
     (a workspace kept inside the repository is not the candidate's doing)."""
-    keep = (lambda p: not (p == exclude or p.startswith(exclude.rstrip("/") + "/"))) if exclude else (lambda p: True)
+    paths = ["--", ".", f":(exclude,literal){exclude}"] if exclude else []
     head = _head(repo)
-    untracked = sorted(filter(keep, _z(git(repo, "ls-files", "--others", "--exclude-standard", "-z"))))
-    tracked = _z(git(repo, "diff", "--name-only", "--no-renames", "-z", baseline))
+    untracked = sorted(_z(git(repo, "ls-files", "--others", "--exclude-standard", "-z", *paths)))
+    tracked = _z(git(repo, "diff", "--name-only", "--no-renames", "-z", baseline, *paths))
     digest = hashlib.sha256()
-    local = git(repo, "diff", "--binary", "--no-renames", "HEAD") if head else ""
+    local = git(repo, "diff", "--binary", "--no-renames", "HEAD", *paths) if head else ""
     digest.update(local.encode(errors="surrogateescape"))
     for p in untracked:
         digest.update(b"\0" + p.encode(errors="surrogateescape") + b"\0")
         f = repo / p
-        if f.is_file() and not f.is_symlink():
-            digest.update(hashlib.sha256(f.read_bytes()).digest())
-        elif f.is_symlink():
-            digest.update(str(f.readlink()).encode())
+        if f.is_symlink():
+            digest.update(str(f.readlink()).encode(errors="surrogateescape"))
+        elif f.is_file():
+            with f.open("rb") as fh:
+                digest.update(hashlib.file_digest(fh, "sha256").digest())
     return Candidate(
         head=head,
-        changed=sorted({*filter(keep, tracked), *untracked}),
+        changed=sorted({*tracked, *untracked}),
         diff_hash=digest.hexdigest(),
         dirty=bool(local or untracked),
     )

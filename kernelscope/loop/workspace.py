@@ -80,8 +80,9 @@ def _finish(root: Path) -> None:
     """Create what a workspace holds but lacks, refusing parts that are symlinks out of it."""
     for name in FOLDERS:
         (root / name).mkdir(exist_ok=True)
-    (root / "ledger.jsonl").touch()
-    (root / "ledger.lock").touch()
+    for name in ("ledger.jsonl", "ledger.lock"):
+        if not (root / name).exists():  # checked first: a read-only workspace can still be read
+            os.close(os.open(root / name, os.O_WRONLY | os.O_CREAT, 0o644))  # no O_EXCL: racing evals agree
     for name in (*FOLDERS, "ledger.jsonl", "ledger.lock"):
         if not inside(root / name, root):
             raise InputError(f"{root / name}: a symlink out of the workspace; make it a plain folder or file")

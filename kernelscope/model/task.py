@@ -8,7 +8,7 @@ ledger lines are written by kscope itself and read back leniently across version
 from __future__ import annotations
 
 from pathlib import PurePosixPath
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 import msgspec
 from msgspec import Meta
@@ -23,16 +23,7 @@ WORKSPACE_SCHEMA = "kernelscope.workspace.v1"
 
 Direction = Literal["lower", "higher"]
 Status = Literal["improved", "regressed", "neutral", "unstable", "failed", "timeout", "needs_baseline", "violation"]
-STATUSES: tuple[Status, ...] = (
-    "improved",
-    "regressed",
-    "neutral",
-    "unstable",
-    "failed",
-    "timeout",
-    "needs_baseline",
-    "violation",
-)
+STATUSES: tuple[Status, ...] = get_args(Status)
 Role = Literal["baseline", "candidate"]
 Phase = Literal["correctness", "warmup", "timed"]
 
@@ -143,10 +134,6 @@ class EvalRun(msgspec.Struct, frozen=True, kw_only=True):
     stdout_tail: str
     stderr_tail: str
 
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
 
 class Side(msgspec.Struct, frozen=True, kw_only=True):
     """One side of an eval: where it ran, its samples of the metric and their robust summary."""
@@ -172,7 +159,7 @@ class Rule(msgspec.Struct, frozen=True, kw_only=True):
     seed: int = 0
 
 
-class EvalResult(msgspec.Struct, kw_only=True):
+class EvalResult(msgspec.Struct, frozen=True, kw_only=True):
     """``runs/NAME/ID/result.json`` and ``kscope eval --json`` (schema ``kernelscope.eval.v1``).
 
     ``speedup`` is above 1 when the candidate is better: baseline/candidate for a ``lower`` metric,
