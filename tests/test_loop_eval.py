@@ -394,7 +394,7 @@ def test_kill_9_mid_eval_leaves_a_valid_ledger(synth: Synth) -> None:
     assert [r["status"] for r in synth.ledger_lines()] == ["neutral", "neutral"]
 
 
-def test_a_torn_foreign_line_does_not_swallow_the_next_record(tmp_path: Path) -> None:
+def test_a_torn_line_is_set_aside_and_does_not_swallow_the_next_record(tmp_path: Path) -> None:
     path, lock = tmp_path / "ledger.jsonl", tmp_path / "ledger.lock"
     path.write_bytes(b'{"id": "half a rec')  # e.g. an editor or another tool, cut off
     rec = LedgerRecord(
@@ -416,9 +416,11 @@ def test_a_torn_foreign_line_does_not_swallow_the_next_record(tmp_path: Path) ->
         result="r",
         reason="",
     )
+    assert ledger.read(path) == ([], [])  # unterminated: not a line yet
     ledger.append(path, lock, rec)
     records, unreadable = ledger.read(path)
-    assert [r.id for r in records] == ["a"] and unreadable == [1]
+    assert [r.id for r in records] == ["a"] and unreadable == []
+    assert (tmp_path / "ledger.jsonl.torn").read_bytes() == b'{"id": "half a rec\n'  # kept aside, not lost
 
 
 # --- errors and parity ----------------------------------------------------------------------------

@@ -1,10 +1,14 @@
 """``ledger.jsonl``: one JSON line per eval, appended atomically, read back with filters and a summary.
 
 An append takes an exclusive ``flock`` on ``ledger.lock`` (a separate file, so readers never block on
-it), then writes the whole line with one ``os.write`` on an ``O_APPEND`` descriptor and fsyncs. A writer
-killed at any point leaves either no line or a whole one: the kernel copies a regular-file write in one
-piece, and a short write (disk full) is truncated away before the error is raised. If the file ends
-without a newline (a writer other than kscope), the record starts on a fresh line.
+it), then writes the whole line with one ``os.write`` on an ``O_APPEND`` descriptor and fsyncs. A line
+ends with its newline, and only a whole line is a record:
+- a writer killed mid-write can leave part of a line: Linux stops copying a large write between pages
+  when SIGKILL arrives (seen in CI: a 20 kB record torn by ``kill -9``). The reader ignores an
+  unterminated last line (a write in flight, or a dead writer's), and the next append — which holds the
+  lock, so no live writer owns that tail — moves it to ``ledger.jsonl.torn`` and cuts it off, so a torn
+  record never glues onto the next one;
+- a short write (disk full) is truncated away before the error is raised.
 """
 
 from __future__ import annotations
@@ -26,9 +30,7 @@ def append(ledger: Path, lock: Path, record: LedgerRecord) -> None:
     with locked(lock):
         fd = os.open(ledger, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                line = b"\n" + line
+            size = _drop_torn_tail(fd, ledger)
             written = os.write(fd, line)
             if written != len(line):
                 os.ftruncate(fd, size)
@@ -36,6 +38,20 @@ def append(ledger: Path, lock: Path, record: LedgerRecord) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def _drop_torn_tail(fd: int, ledger: Path) -> int:
+    """Move bytes after the last newline to ``<ledger>.torn`` and cut them off; the new size."""
+    size = os.fstat(fd).st_size
+    if not size or os.pread(fd, 1, size - 1) == b"\n":
+        return size
+    start = max(0, size - 2**20)
+    head = os.pread(fd, size - start, start)
+    keep = start + head.rfind(b"\n") + 1 if b"\n" in head else 0
+    with Path(f"{ledger}.torn").open("ab") as torn:
+        torn.write(os.pread(fd, size - keep, keep) + b"\n")
+    os.ftruncate(fd, keep)
+    return keep
 
 
 def entry(result: EvalResult) -> LedgerRecord:
@@ -62,10 +78,12 @@ def entry(result: EvalResult) -> LedgerRecord:
 
 
 def read(ledger: Path) -> tuple[list[LedgerRecord], list[int]]:
-    """Every record, and the 1-based numbers of lines that are not one."""
+    """Every record, and the 1-based numbers of lines that are not one (an unterminated last line is an
+    append in flight or a killed writer's: not a line yet, see the module docstring)."""
     records, bad = [], []
     decoder = msgspec.json.Decoder(LedgerRecord)
-    for i, line in enumerate(ledger.read_bytes().splitlines(), 1):
+    data = ledger.read_bytes()
+    for i, line in enumerate(data[: data.rfind(b"\n") + 1].splitlines(), 1):
         if not line.strip():
             continue
         try:
