@@ -75,11 +75,8 @@ def _occupancy(code: list[CodeObject]) -> list[Finding]:
             occ = k.occupancy
             if occ is None:
                 continue
-            unit = (
-                f"{occ.waves_per_simd} waves/SIMD" if occ.waves_per_simd is not None else f"{occ.warps_per_sm} warps/SM"
-            )
             spill = (k.vgpr_spill or 0) + (k.sgpr_spill or 0) + (k.local_bytes or 0)
-            text = f"{k.name} ({k.arch}): {unit}, {occ.pct:.0f}% of the maximum, limited by {occ.limiter}"
+            text = f"{k.name} ({k.arch}): {occ.per_unit}, {occ.pct:.0f}% of the maximum, limited by {occ.limiter}"
             out.append(Finding(topic="occupancy", text=text + (", spills" if spill else ""), evidence=o.path))
     return out
 

@@ -32,6 +32,13 @@ class Occupancy(msgspec.Struct, kw_only=True):
     limits: dict[str, int | None] = msgspec.field(default_factory=dict)
     assumptions: list[str] = msgspec.field(default_factory=list)
 
+    @property
+    def per_unit(self) -> str:
+        """``4 waves/SIMD`` (AMD) or ``32 warps/SM`` (NVIDIA)."""
+        return (
+            f"{self.waves_per_simd} waves/SIMD" if self.waves_per_simd is not None else f"{self.warps_per_sm} warps/SM"
+        )
+
 
 class KernelCode(msgspec.Struct, kw_only=True):
     name: str

@@ -45,8 +45,7 @@ def _occ(k: KernelCode) -> str | None:
     o = k.occupancy
     if o is None:
         return None
-    unit = f"{o.waves_per_simd} waves/SIMD" if o.waves_per_simd is not None else f"{o.warps_per_sm} warps/SM"
-    return f"{unit} ({o.pct:.0f}%, block {o.block_size})"
+    return f"{o.per_unit} ({o.pct:.0f}%, block {o.block_size})"
 
 
 def _row(k: KernelCode) -> dict[str, object]:

@@ -100,11 +100,6 @@ def _code_table(r: Report) -> Table | None:
     rows = []
     for _, k in kernels:
         occ = k.occupancy
-        per = None
-        if occ is not None:
-            per = (
-                f"{occ.waves_per_simd} waves/SIMD" if occ.waves_per_simd is not None else f"{occ.warps_per_sm} warps/SM"
-            )
         rows.append(
             {
                 "name": k.name,
@@ -113,7 +108,7 @@ def _code_table(r: Report) -> Table | None:
                 "agpr": k.agpr,
                 "spill": (k.vgpr_spill or 0) + (k.sgpr_spill or 0) + (k.local_bytes or 0),
                 "smem": k.lds_bytes if k.lds_bytes is not None else k.shared_bytes,
-                "occupancy": f"{per} ({occ.pct:.0f}%)" if occ is not None else None,
+                "occupancy": f"{occ.per_unit} ({occ.pct:.0f}%)" if occ is not None else None,
                 "limiter": occ.limiter if occ is not None else None,
             }
         )
