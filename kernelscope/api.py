@@ -19,7 +19,8 @@ from kernelscope.analyses.diff import diff as diff_profiles
 from kernelscope.analyses.fit import FitReport
 from kernelscope.analyses.fit import fit as fit_kernel
 from kernelscope.analyses.gap import GapAccumulator, GapOptions, GapResult, GroupBy, attach_sources, gap
-from kernelscope.analyses.ncu import NcuResult, roofline_costs, selector, summarize
+from kernelscope.analyses.ncu import NcuResult, selector, summarize
+from kernelscope.analyses.ncu import cost as ncu_cost
 from kernelscope.analyses.occupancy import arch_limits, occupancy
 from kernelscope.analyses.report import Report
 from kernelscope.analyses.report import build as build_report
@@ -364,10 +365,11 @@ def roofline(
     """``kscope roofline``: from a trace's recorded op shapes, an Nsight Compute report's counters, or
     given FLOPs/bytes/time."""
     if trace is not None and sniff(Path(trace)) in ("ncu-rep", "ncu-csv"):
-        devices = readers.read(trace).devices
-        costs = roofline_costs(trace)
+        report = readers.read(trace)  # once: loading an .ncu-rep is the slow part
+        costs = [ncu_cost(k) for k in report.launches]
         rows = [(c.name, c.flops, c.tensor_flops, c.dram_bytes, float(c.duration_ns)) for c in costs]
-        return from_measured(rows, _peaks(gpu, devices[0].name if devices else None, ceilings_file), dtype)
+        device = report.devices[0].name if report.devices else None
+        return from_measured(rows, _peaks(gpu, device, ceilings_file), dtype)
     if trace is not None:
         calls, device = read_op_calls(Path(trace))
         if not calls:
