@@ -152,18 +152,27 @@ def _spin_cycles(torch: Any, host_s: float) -> int:
     return int((2 * host_s + 20e-6) * hz)
 
 
-def _event_samples(torch: Any, fn: Callable[[], object], n: int, flush: Any, spin: int) -> list[float]:
+def _timed(torch: Any, n: int, before: Callable[[], object], work: Callable[[], object]) -> list[float]:
+    """``n`` device-event intervals (µs) around ``work``, each after ``before`` (outside the interval);
+    one synchronize at the end, so the host never waits between samples."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     for s, e in zip(starts, ends, strict=True):
-        if flush is not None:
-            flush.zero_()
-        torch.cuda._sleep(spin)  # keeps the GPU busy while the host queues the start event and fn
+        before()
         s.record()
-        fn()
+        work()
         e.record()
     torch.cuda.synchronize()
     return [s.elapsed_time(e) * 1e3 for s, e in zip(starts, ends, strict=True)]
+
+
+def _event_samples(torch: Any, fn: Callable[[], object], n: int, flush: Any, spin: int) -> list[float]:
+    def before() -> None:
+        if flush is not None:
+            flush.zero_()
+        torch.cuda._sleep(spin)  # keeps the GPU busy while the host queues the start event and fn
+
+    return _timed(torch, n, before, fn)
 
 
 _CALL = "kscope::call"
@@ -216,15 +225,7 @@ def _graph_samples(torch: Any, fn: Callable[[], object], n: int, per: int) -> li
             fn()
     g.replay()
     torch.cuda.synchronize()
-    samples = max(5, n // per)
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(samples)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(samples)]
-    for s, e in zip(starts, ends, strict=True):
-        s.record()
-        g.replay()
-        e.record()
-    torch.cuda.synchronize()
-    return [s.elapsed_time(e) * 1e3 / per for s, e in zip(starts, ends, strict=True)]
+    return [t / per for t in _timed(torch, max(5, n // per), lambda: None, g.replay)]
 
 
 def _value(text: str) -> int | float | str:
