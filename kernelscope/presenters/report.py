@@ -222,9 +222,7 @@ def figures(r: Report) -> list[tuple[str, str]]:
     if gap:
         out.append(("Gap breakdown", gap))
     if r.roofline is not None and r.roofline.points:
-        out.append(
-            ("Roofline", roofline_svg(r.roofline).replace("<svg ", '<svg class="plot" data-plot="roofline" ', 1))
-        )
+        out.append(("Roofline", roofline_svg(r.roofline)))
     for a in r.att:
         name = Path(a.path).name
         items = list(a.stall_breakdown_pct.items())

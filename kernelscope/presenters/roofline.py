@@ -101,7 +101,8 @@ def svg(r: RooflineResult) -> str:
         return H - PAD - (v - y_lo) / (y_hi - y_lo) * (H - 2 * PAD)
 
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="11">',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="11" '
+        'class="plot" data-plot="roofline">',
         f'<rect width="{W}" height="{H}" fill="white"/>',
         f'<text x="{PAD}" y="24" font-size="14">Roofline — {html.escape(str(r.peaks.gpu))}</text>',
     ]
