@@ -11,6 +11,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from kernelscope.errors import KernelscopeError
 from kernelscope.presenters.base import Presenter, by_extension
@@ -22,6 +23,17 @@ out = Console(soft_wrap=False)
 if not out.is_terminal and "COLUMNS" not in os.environ:  # piped: no terminal to fit, don't squeeze into 80
     out = Console(soft_wrap=False, width=200)
 err = Console(stderr=True)
+
+
+def progress_bar(*, counted: bool = True, auto_refresh: bool = True) -> Progress:
+    """A transient progress display on stderr, off when stderr is not a terminal: a bar with done/total
+    (``counted``) or a spinner. ``auto_refresh=False`` for callers that fork: no refresh thread."""
+    columns = (
+        (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        if counted
+        else (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    )
+    return Progress(*columns, console=err, transient=True, disable=not err.is_terminal, auto_refresh=auto_refresh)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import TaskID
 
 from kernelscope import api
-from kernelscope.cli._common import emit, err, guarded, out, pick
+from kernelscope.cli._common import emit, guarded, out, pick, progress_bar
 from kernelscope.presenters.att import PRESENTERS, rich_renderable
 
 
@@ -34,16 +34,7 @@ def att(
 ) -> None:
     """Stall hotspots with disassembly and source, stall classes, wave states, occupancy, code.json check."""
     presenter = pick({"json": json, "markdown": markdown}, output, PRESENTERS)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-        auto_refresh=False,  # no refresh thread: large captures are read by forked processes
-    ) as bar:
+    with progress_bar(auto_refresh=False) as bar:  # no refresh thread: large captures are read by forked processes
         tasks: dict[str, TaskID] = {}
 
         def tick(folder: str, done: int, total: int) -> None:

@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import Annotated, Optional, cast
 
 import typer
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from kernelscope import api
 from kernelscope.analyses.gap import GroupBy
-from kernelscope.cli._common import emit, err, guarded, out, pick
+from kernelscope.cli._common import emit, guarded, out, pick, progress_bar
 from kernelscope.presenters.gap import PRESENTERS, rich_renderable
 
 
@@ -43,14 +42,7 @@ def gap(
     if group_by not in ("name", "function", "category", "kind"):
         raise typer.BadParameter("choose name, function, category or kind", param_hint="--group-by")
     presenter = pick({"json": json, "csv": csv, "markdown": markdown, "parquet": parquet}, output, PRESENTERS)
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-    ) as bar:
+    with progress_bar(counted=False) as bar:
         task = bar.add_task("reading", total=None)
         result = api.gap_report(
             traces,

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kernelscope import api
-from kernelscope.cli._common import emit, err, guarded, out, pick
+from kernelscope.cli._common import emit, guarded, out, pick, progress_bar
 from kernelscope.presenters.sources import FIND_PRESENTERS, INDEX_PRESENTERS, find_renderable, index_renderable
 from kernelscope.sources.index import Progress as IndexProgress
 
@@ -23,15 +22,7 @@ DbOption = Annotated[
 @contextmanager
 def _indexing_bar(first: str) -> Iterator[IndexProgress]:
     """A progress bar for index builds; yields the callback the index reports its stages to."""
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-    ) as bar:
+    with progress_bar() as bar:
         task = bar.add_task(first, total=None)
         yield lambda stage, done, total: bar.update(task, description=stage, completed=done, total=total)
 
