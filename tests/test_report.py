@@ -67,6 +67,8 @@ def test_shape_ledger_time_equals_the_kernels_linked_to_ops(tmp_path: Path) -> N
         run_kscope("shapes", str(TRACE), "--model", "tfm", "--stage", "eager", "--append", str(ledger)).returncode == 0
     )
     runs = [json.loads(line) for line in ledger.read_text().splitlines()]
+    doc = json.loads(run_kscope("shapes", str(TRACE), "--model", "tfm", "--stage", "eager", "--json").stdout)
+    assert doc["schema"] == "kernelscope.shapes.v1" and doc["runs"] == runs
     assert sum(r["time_us"] for r in runs) == pytest.approx(truth, rel=1e-6)
     assert {(r["model"], r["stage"]) for r in runs} == {("tfm", "eager")}
     gemm = next(r for r in runs if r["op"] == "aten::addmm" and r["shape"]["in2"] == [1024, 4096])

@@ -13,6 +13,7 @@ from kernelscope import api
 from kernelscope.cli._common import err, guarded, out
 from kernelscope.presenters.base import render_json
 from kernelscope.presenters.report import write_folder
+from kernelscope.readers.shape_ledger import SHAPES_SCHEMA
 from kernelscope.readers.shape_ledger import write as ledger_lines
 
 
@@ -56,9 +57,14 @@ def shapes(
     model: Annotated[Optional[str], typer.Option(help="Model name (default: the trace file's).")] = None,
     stage: Annotated[Optional[str], typer.Option(help="Stage: prefill, decode, train, ...")] = None,
     append: Annotated[Optional[Path], typer.Option(help="Append the records to this ledger (JSONL).")] = None,
+    json: Annotated[bool, typer.Option("--json", help="One JSON document, schema kernelscope.shapes.v1.")] = False,
 ) -> None:
     """Shape-ledger lines (kernel, op, input shapes, dtype, time) from traces: stdout or --append."""
-    text = ledger_lines(api.shapes(traces, model=model, stage=stage))
+    runs = api.shapes(traces, model=model, stage=stage)
+    if json:
+        sys.stdout.write(render_json({"schema": SHAPES_SCHEMA, "runs": runs}))
+        return
+    text = ledger_lines(runs)
     if append is None:
         sys.stdout.write(text)
     else:
