@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -22,11 +23,15 @@ from kernelscope.analyses.gap import GapAccumulator, GapOptions, GapResult, Grou
 from kernelscope.analyses.ncu import NcuResult, selector, summarize
 from kernelscope.analyses.ncu import cost as ncu_cost
 from kernelscope.analyses.occupancy import arch_limits, occupancy
+from kernelscope.analyses.replay import candidates as replay_list
+from kernelscope.analyses.replay import select as select_replay
+from kernelscope.analyses.replay import task_fields as replay_task_fields
 from kernelscope.analyses.report import Report
 from kernelscope.analyses.report import build as build_report
 from kernelscope.analyses.roofline import Cost, Peaks, RooflineResult, from_calls, from_measured, point
 from kernelscope.analyses.roofline import evaluate as evaluate_expression
 from kernelscope.analyses.stats import ALPHA, MIN_SAMPLES, RESAMPLES
+from kernelscope.analyses.suggest import Evidence, rank
 from kernelscope.analyses.window import Window, phases, select
 from kernelscope.ceilings.measure import CeilingProfile
 from kernelscope.ceilings.store import find_profile, load_profile
@@ -35,16 +40,24 @@ from kernelscope.errors import FormatError, InputError
 from kernelscope.hw.specs import GpuSpec, database, detect, lookup
 from kernelscope.identity import classify
 from kernelscope.loop import eval as loop_eval
+from kernelscope.loop import git as loop_git
 from kernelscope.loop import ledger as loop_ledger
+from kernelscope.loop import memory as loop_memory
+from kernelscope.loop import memory_edit
 from kernelscope.loop import task as loop_task
 from kernelscope.loop import workspace as loop_workspace
-from kernelscope.model import Profile
+from kernelscope.model import KernelLaunch, Profile
 from kernelscope.model.att import AttReport
 from kernelscope.model.codeobj import CodeObject
 from kernelscope.model.identity import KernelIdentity
+from kernelscope.model.levers import LEVERS
 from kernelscope.model.measurement import Measurement
+from kernelscope.model.memory import MemoryFolder, MemoryList, MemoryRecord, MemorySummary
+from kernelscope.model.ncu import NcuSource
+from kernelscope.model.replay import Replay, ReplayList
 from kernelscope.model.shapes import ShapeRun
 from kernelscope.model.source import SourceMatch
+from kernelscope.model.suggest import SuggestResult
 from kernelscope.model.task import Direction, EvalResult, LedgerView, Task, WorkspaceInfo
 from kernelscope.profiling import ProfileConfig, ProfileRun
 from kernelscope.profiling import run as run_profiled
@@ -59,6 +72,7 @@ from kernelscope.sources.index import RepoSummary, SourceIndex
 from kernelscope.timing import bench, load_target
 
 Progress = Callable[[str], None]
+REPORT_CANDIDATES = 5  # ranked experiments in a report's headline and Candidates table
 
 
 def _with_rank(batch: Profile, rank: int) -> Profile:
@@ -349,6 +363,14 @@ def _peaks(gpu: str | None, device_hint: str | None, ceilings_file: Path | None)
     return peaks
 
 
+def _measured(launches: Sequence[KernelLaunch], peaks: Peaks, dtype: str) -> RooflineResult:
+    """One roofline point per Nsight Compute launch, from the FLOPs and DRAM bytes its counters hold."""
+    costs = [ncu_cost(k) for k in launches]
+    return from_measured(
+        [(c.name, c.flops, c.tensor_flops, c.dram_bytes, float(c.duration_ns)) for c in costs], peaks, dtype
+    )
+
+
 def roofline(
     trace: Path | None = None,
     *,
@@ -366,10 +388,8 @@ def roofline(
     given FLOPs/bytes/time."""
     if trace is not None and sniff(Path(trace)) in ("ncu-rep", "ncu-csv"):
         report = readers.read(trace)  # once: loading an .ncu-rep is the slow part
-        costs = [ncu_cost(k) for k in report.launches]
-        rows = [(c.name, c.flops, c.tensor_flops, c.dram_bytes, float(c.duration_ns)) for c in costs]
         device = report.devices[0].name if report.devices else None
-        return from_measured(rows, _peaks(gpu, device, ceilings_file), dtype)
+        return _measured(report.launches, _peaks(gpu, device, ceilings_file), dtype)
     if trace is not None:
         calls, device = read_op_calls(Path(trace))
         if not calls:
@@ -406,6 +426,21 @@ def shapes(traces: Sequence[str | Path], *, model: str | None = None, stage: str
     return runs
 
 
+def replay(trace: str | Path, *, kernel: str | None = None, op: str | None = None, rank: int = 1) -> Replay:
+    """``kscope replay``: the op call to replay from a Kineto trace recorded with shapes: the ``rank``-th
+    hottest signature (op, shapes, dtypes, strides, scalars) of the ops that launched kernels matching
+    ``kernel`` (a regex) or of the op named ``op``; ``presenters.replay.script`` writes its script."""
+    calls, device = read_op_calls(Path(trace), enclosing=True)
+    return select_replay(calls, kernel=kernel, op=op, rank=rank, trace=str(trace), device=device)
+
+
+def replay_candidates(trace: str | Path, *, kernel: str | None = None, op: str | None = None) -> ReplayList:
+    """``kscope replay --list``: the signatures ``replay`` chooses from, hottest first, and which of them
+    can be replayed (all the trace's innermost ops when neither ``kernel`` nor ``op`` is given)."""
+    calls, device = read_op_calls(Path(trace), enclosing=True)
+    return replay_list(calls, kernel=kernel, op=op, trace=str(trace), device=device)
+
+
 def report(
     traces: Sequence[str | Path] = (),
     *,
@@ -422,29 +457,108 @@ def report(
     counters, shape coverage."""
     if not traces and not code and shapes_file is None and ncu_report is None and not att_dirs:
         raise InputError("nothing to report: give traces, --code, --ncu, --att or --shapes")
-    gap = gap_report(traces, window=window) if traces else None
-    roof = None
+    ev = _evidence(traces, ncu_report=ncu_report, att_dirs=att_dirs, code=code, gpu=gpu,
+                   ceilings_file=ceilings_file, window=window)  # fmt: skip
     runs = read_shape_ledger(shapes_file) if shapes_file is not None else []
-    kineto = [Path(t) for t in traces if sniff(Path(t)) == "kineto"]
-    if kineto:
-        calls, device = read_op_calls(kineto[0])
-        if calls:
-            roof = from_calls(calls, _peaks(gpu, device, ceilings_file))
-            if shapes_file is None:
-                runs = runs_from_calls(calls, model=kineto[0].name.split(".")[0], stage=None)
+    if ev.calls and shapes_file is None:
+        kineto = next(Path(t) for t in traces if sniff(Path(t)) == "kineto")
+        runs = runs_from_calls(ev.calls, model=kineto.name.split(".")[0], stage=None)
     extra = [p for p in (shapes_file, ncu_report) if p is not None]
     inputs = [str(p) for p in [*traces, *code, *att_dirs, *extra]]
     return build_report(
         title=title or f"kernelscope report: {Path(inputs[0]).name}",
         created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         inputs=inputs,
-        gap=gap,
-        roofline=roof,
-        code=isa(code) if code else [],
+        gap=ev.gap,
+        roofline=from_calls(ev.calls, ev.peaks) if ev.calls and ev.peaks else None,
+        code=list(ev.code),
         coverage=coverage(runs) if runs else None,
-        ncu=ncu(ncu_report) if ncu_report is not None else None,
-        att=att(att_dirs).captures if att_dirs else [],
+        ncu=summarize(ev.ncu) if ev.ncu is not None else None,
+        att=list(ev.att),
+        candidates=rank(ev, top=REPORT_CANDIDATES).experiments,
     )
+
+
+def _evidence(
+    traces: Sequence[str | Path],
+    *,
+    ncu_report: Path | None,
+    att_dirs: Sequence[str | Path],
+    code: Sequence[str | Path],
+    gpu: str | None,
+    ceilings_file: Path | None,
+    window: str | None = None,
+) -> Evidence:
+    """Every input read once, for ``suggest`` to rank and ``report`` to show: the gap table, the first
+    Kineto trace's ops with shapes, the ncu report's source page, launches and roofline, ATT, code objects."""
+    gap = gap_report(traces, window=window) if traces else None
+    kineto = [Path(t) for t in traces if sniff(Path(t)) == "kineto"]
+    calls, device = read_op_calls(kineto[0]) if kineto else ([], None)
+    peaks = _peaks(gpu, device, ceilings_file) if calls else None
+    source, launches, devices, measured, notes = None, [], [], None, []
+    if ncu_report is not None:
+        source = _ncu_source(Path(ncu_report))
+        if ncu_source.is_report(Path(ncu_report)):  # the source-page CSV holds no launches or counters
+            report = readers.read(ncu_report)
+            launches, devices = report.launches, report.devices
+            try:
+                hw = peaks or _peaks(gpu, devices[0].name if devices else None, ceilings_file)
+                measured = _measured(launches, hw, "bf16")  # matrix work judged as bf16, as kscope roofline does
+            except InputError as exc:  # a GPU missing from the database: ncu's own speed of light stands in
+                notes.append(f"no roofline from the ncu counters: {exc}")
+    given = (("trace", traces), ("ncu", [ncu_report] if ncu_report else []), ("att", att_dirs), ("isa", code))
+    return Evidence(
+        inputs={kind: [str(p) for p in paths] for kind, paths in given if paths},
+        gap=gap,
+        calls=calls,
+        peaks=peaks,
+        ncu=source,
+        ncu_launches=launches,
+        ncu_roofline=measured,
+        devices=devices,
+        att=att(att_dirs).captures if att_dirs else [],
+        code=isa(code) if code else [],
+        notes=notes,
+    )
+
+
+def suggest(
+    traces: Sequence[str | Path] = (),
+    *,
+    ncu_report: Path | None = None,
+    att_dirs: Sequence[str | Path] = (),
+    code: Sequence[str | Path] = (),
+    kernel: str | None = None,
+    workspace: str | Path | None = None,
+    repo: str | Path | None = None,
+    index_db: Path | None = None,
+    gpu: str | None = None,
+    ceilings_file: Path | None = None,
+    top: int = 10,
+) -> SuggestResult:
+    """``kscope suggest``: ranked experiments (lever, kernel, rationale, risk, expected effect, eval contract)
+    from the given evidence; ``workspace``'s ledger demotes levers that already failed on a kernel, ``repo``
+    names the source and test files (``docs/suggest.md``)."""
+    if not traces and ncu_report is None and not att_dirs and not code:
+        raise InputError("nothing to suggest from: give a trace, --ncu, --att or --isa")
+    if top < 1:
+        raise InputError(f"--top {top}: need at least 1")
+    selector(kernel)  # a bad pattern fails before anything is read
+    ws = loop_workspace.open_workspace(Path(workspace)) if workspace is not None else None
+    ev = _evidence(traces, ncu_report=ncu_report, att_dirs=att_dirs, code=code, gpu=gpu, ceilings_file=ceilings_file)
+    if ws is not None:
+        records, _ = loop_ledger.read(ws.ledger)
+        inputs = {**ev.inputs, "ledger": [str(ws.ledger)]}
+        ev = replace(ev, inputs=inputs, ledger=records, workspace=str(ws.root))
+    result = rank(ev, kernel=kernel, top=top)
+    if repo is None or not result.experiments:
+        return result
+    names = list(dict.fromkeys(e.kernel.name for e in result.experiments))
+    found = {m.name: m for m in locate_sources(names, repos=[repo], db=index_db)}
+    root = Path(repo).resolve()
+    head = loop_git.resolve(root, "HEAD") if (root / ".git").exists() else None
+    ev = replace(ev, inputs={**ev.inputs, "repo": [str(root)]}, sources=found, repo=str(root), baseline=head)
+    return rank(ev, kernel=kernel, top=top)
 
 
 def diff(
@@ -515,9 +629,12 @@ def bench_target(
 def ncu(path: str | Path, *, kernel: str | None = None, top: int = 10, context: int = 2) -> NcuResult:
     """``kscope ncu``: per kernel of an ``.ncu-rep`` (or its source-page CSV), the stall breakdown, the
     ``top`` SASS hotspots with ``context`` neighbours, and the top source lines; ``kernel`` is a regex."""
-    path = Path(path)
-    source = ncu_source.read(path, select=selector(kernel)) if ncu_source.is_report(path) else ncu_source_csv.read(path)
-    return summarize(source, kernel=kernel, top=top, context=context)
+    return summarize(_ncu_source(Path(path), kernel), kernel=kernel, top=top, context=context)
+
+
+def _ncu_source(path: Path, kernel: str | None = None) -> NcuSource:
+    """The source page of an ``.ncu-rep`` (only kernels matching ``kernel``) or of its CSV export."""
+    return ncu_source.read(path, select=selector(kernel)) if ncu_source.is_report(path) else ncu_source_csv.read(path)
 
 
 def att(
@@ -569,27 +686,43 @@ def new_task(
     repo: str | Path,
     baseline_ref: str,
     allowed: Sequence[str],
-    eval_command: str,
-    metric: str,
-    direction: str,
+    eval_command: str | None = None,
+    metric: str | None = None,
+    direction: str | None = None,
     timeout: float,
     correctness: Sequence[str] = (),
     shell: bool = False,
     runs: int = 20,
     warmup: int = 1,
     kernel: str | None = None,
+    lever: str | None = None,
     shapes: str | None = None,
     target: float | None = None,
+    from_replay: str | Path | None = None,
 ) -> Task:
     """``kscope task new``: validate and write ``tasks/NAME/task.json`` and ``TASK.md``.
 
+    ``from_replay``: a script ``kscope replay`` wrote; its header fills the eval command (``python3
+    SCRIPT``, absolute), metric (``time_us``), direction (``lower``), kernel and shapes not given.
+
     Commands are split with shell quoting rules and run without a shell, unless ``shell``. ``target``
-    is the stop condition: the speedup at which the loop is done.
+    is the stop condition: the speedup at which the loop is done; ``lever`` the kind of change tried
+    (``kernelscope.model.levers``), which ``kscope suggest`` reads back from the ledger.
     """
     from kernelscope import __version__
 
+    if from_replay is not None:  # the script's header fills what the options leave out
+        fill = replay_task_fields(Replay.from_script(Path(from_replay)), str(Path(from_replay).resolve()))
+        eval_command, metric = eval_command or fill.eval_command, metric or fill.metric
+        direction, kernel, shapes = direction or fill.direction, kernel or fill.kernel, shapes or fill.shapes
+    if eval_command is None or metric is None or direction is None:
+        needed = {"--eval-command CMD": eval_command, "--metric NAME": metric, "--direction lower|higher": direction}
+        missing = ", ".join(flag for flag, value in needed.items() if value is None)
+        raise InputError(f"kscope task new needs {missing} (or --from-replay SCRIPT)")
     if direction not in ("lower", "higher"):
         raise InputError(f"--direction {direction}: choose lower (times) or higher (throughputs)")
+    if lever is not None and lever not in LEVERS:
+        raise InputError(f"--lever {lever}: choose one of {', '.join(LEVERS)}")
     return loop_task.create(
         loop_workspace.open_workspace(Path(workspace)),
         name,
@@ -605,6 +738,7 @@ def new_task(
         runs=runs,
         warmup=warmup,
         kernel=kernel,
+        lever=lever,
         shapes=shapes,
         target_speedup=target,
         version=__version__,
@@ -643,3 +777,132 @@ def ledger(
     per-task summary."""
     ws = loop_workspace.open_workspace(Path(workspace))
     return loop_ledger.view(ws.ledger, task=task, status=status, since=since)
+
+
+def memory_init(*, workspace: str | Path = ".") -> MemoryFolder:
+    """``kscope memory init``: the workspace's ``memory/`` and its README, made if missing (idempotent),
+    with a count of the records (each validated)."""
+    return loop_memory.init(loop_workspace.open_workspace(Path(workspace)))
+
+
+def memory_new(
+    *,
+    category: str | None = None,
+    workspace: str | Path = ".",
+    task: str | None = None,
+    kernel: str | None = None,
+    title: str | None = None,
+    hypothesis: str | None = None,
+    author: str | None = None,
+    from_eval: str | None = None,
+) -> MemoryRecord:
+    """``kscope memory new``: write the next ``memory/v<N>.json`` (schema ``kernelscope.memory.v1``).
+
+    ``category`` is one lever of ``kernelscope.model.levers``; ``author`` defaults to ``$USER``, else git's
+    ``user.name``; ``from_eval`` (an eval id) fills task, performance, correctness and commit from
+    ``runs/TASK/ID/result.json``, or from its ledger line when that file is gone, and the category and
+    kernel from its task when they are not given.
+    """
+    ws = loop_workspace.open_workspace(Path(workspace))
+    return loop_memory.new(
+        ws,
+        category=category,
+        author=author or loop_memory.default_author(os.environ, ws.root),
+        now=datetime.now(UTC),
+        task=task,
+        kernel=kernel,
+        title=title,
+        hypothesis=hypothesis,
+        from_eval=from_eval,
+    )
+
+
+def memory_show(version: int, *, workspace: str | Path = ".") -> MemoryRecord:
+    """``kscope memory show N``: the validated record ``v<N>``, masked or not."""
+    return loop_memory.load(loop_workspace.open_workspace(Path(workspace)), version)
+
+
+def memory_set(
+    version: int,
+    assignments: Sequence[str] = (),
+    *,
+    workspace: str | Path = ".",
+    from_json: str | Path | None = None,
+    add_evidence: tuple[str, str, str] | None = None,
+) -> MemoryRecord:
+    """``kscope memory set N FIELD=VALUE...``: change a record; the whole record is validated before it
+    is written, so an invalid change leaves the file as it was. Order and syntax: ``docs/memory.md``."""
+    patch = None if from_json is None else memory_edit.read_patch(Path(from_json))
+    if patch is None and add_evidence is None and not assignments:
+        raise InputError("kscope memory set needs FIELD=VALUE, FIELD+=VALUE, --from-json FILE or --add-evidence")
+    evidence = [] if add_evidence is None else [add_evidence]
+    return loop_memory.update(
+        loop_workspace.open_workspace(Path(workspace)),
+        version,
+        lambda doc: memory_edit.apply(doc, assignments, patch=patch, evidence=evidence),
+    )
+
+
+def memory_mask(version: int, *, reason: str, workspace: str | Path = ".", by: str | None = None) -> MemoryRecord:
+    """``kscope memory mask N``: hide the record from list, summary and latest; ``by`` (default as for
+    ``memory_new``'s author), the time and ``reason`` are recorded and kept after an unmask."""
+    ws = loop_workspace.open_workspace(Path(workspace))
+    who = by or loop_memory.default_author(os.environ, ws.root)
+    return loop_memory.mask(ws, version, by=who, reason=reason, now=datetime.now(UTC))
+
+
+def memory_unmask(
+    version: int, *, workspace: str | Path = ".", by: str | None = None, reason: str | None = None
+) -> MemoryRecord:
+    """``kscope memory unmask N``: show the record again; the mask stays in its history."""
+    ws = loop_workspace.open_workspace(Path(workspace))
+    who = by or loop_memory.default_author(os.environ, ws.root)
+    return loop_memory.unmask(ws, version, by=who, reason=reason, now=datetime.now(UTC))
+
+
+def memory_list(
+    *,
+    workspace: str | Path = ".",
+    include_masked: bool = False,
+    task: str | None = None,
+    kernel: str | None = None,
+    category: str | None = None,
+) -> MemoryList:
+    """``kscope memory list``: the records that pass the filters, oldest first; masked ones only with
+    ``include_masked`` (how many were left out is part of the result)."""
+    ws = loop_workspace.open_workspace(Path(workspace))
+    shown, hidden = loop_memory.select(ws, include_masked=include_masked, task=task, kernel=kernel, category=category)
+    return MemoryList(records=shown, hidden_masked=hidden)
+
+
+def memory_summary(
+    *,
+    workspace: str | Path = ".",
+    include_masked: bool = False,
+    task: str | None = None,
+    kernel: str | None = None,
+    category: str | None = None,
+) -> MemorySummary:
+    """``kscope memory summary``: per category iterations, wins, best speedup and latest; per task and
+    kernel the progress (best speedup, code-object metrics first to last); the pitfalls met."""
+    ws = loop_workspace.open_workspace(Path(workspace))
+    shown, hidden = loop_memory.select(ws, include_masked=include_masked, task=task, kernel=kernel, category=category)
+    return loop_memory.summarize(shown, hidden)
+
+
+def memory_latest(
+    *,
+    workspace: str | Path = ".",
+    include_masked: bool = False,
+    task: str | None = None,
+    kernel: str | None = None,
+    category: str | None = None,
+) -> MemoryRecord:
+    """``kscope memory latest``: the newest record that passes the filters."""
+    return loop_memory.latest(
+        loop_workspace.open_workspace(Path(workspace)),
+        include_masked=include_masked,
+        task=task,
+        kernel=kernel,
+        category=category,
+    )

@@ -116,6 +116,21 @@ def test_copy_bytes_use_each_tensors_own_dtype() -> None:
     assert pt.bytes == pt.calls * n * (2 + 4) and pt.calls == len(ops)
 
 
+def test_tensor_list_inputs_count_every_tensor() -> None:
+    """A training step's ``aten::_foreach_*`` ops take TensorLists (a list of shapes per input); the roofline
+    read them as one shape and crashed. Their elements are summed, each at its dtype."""
+    trace = demo_file("h100_train_steps.json.gz")
+    with gzip.open(trace) as f:
+        ops = [
+            e
+            for e in json.load(f)["traceEvents"]
+            if e.get("cat") == "cpu_op" and any(d and isinstance(d[0], list) for d in e["args"].get("Input Dims", []))
+        ]
+    assert ops, "the fixture has no TensorList op"
+    result = api.roofline(trace)  # no crash; every op with a known cost model is placed
+    assert result.points
+
+
 @pytest.mark.parametrize("bottom_right", [False, True])
 def test_causal_pairs_against_a_brute_force_mask(bottom_right: bool) -> None:
     for sq in range(9):

@@ -296,7 +296,7 @@ def test_ledger_filters_summary_and_formats(synth: Synth) -> None:
     assert later.records == [] and later.summary == []
     assert len(api.ledger(workspace=synth.ws, since=first.started).records) == 3
     csv = synth.cli("ledger", "-w", synth.ws, "--csv").splitlines()
-    assert csv[0].startswith("Time (UTC),Task,Status,Speedup") and len(csv) == 4
+    assert csv[0].startswith("Time (UTC),Task,Kernel,Lever,Status,Speedup") and len(csv) == 4
     md = synth.cli("ledger", "-w", synth.ws, "--markdown")
     assert "## Ledger by task" in md and "| fast |" in md
     text = synth.cli("ledger", "-w", synth.ws)

@@ -39,6 +39,7 @@ CSV_LABEL_TO_REASON = {
 }  # fmt: skip
 _NS = {"ns": 1.0, "us": 1e3, "ms": 1e6}
 
+
 def _wheel() -> None:
     pytest.importorskip("ncu_report")
 

@@ -157,3 +157,19 @@ def test_unresolvable_step_fn_traces_the_whole_run(tmp_path: Path) -> None:
     assert "cannot resolve KSCOPE_STEP_FN" in proc.stderr
     assert "workload done" in proc.stderr
     assert json.loads(proc.stdout)["run"]["returncode"] == 0
+
+
+def test_a_run_without_steps_says_how_to_trace_it(tmp_path: Path) -> None:
+    """A script with no optimizer steps never opens the default window: one error line with the fix
+    (not Kineto's traceback), and --step-fn none then traces the whole run."""
+    pytest.importorskip("torch")
+    (tmp_path / "noop.py").write_text("import torch\nprint(torch.ones(3).sum().item())\n")
+    proc = run_kscope("profile", "--out", "t", "--", sys.executable, "noop.py", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == "3.0\n"  # the workload's own output is passed through
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("kscope: error:") and "--step-fn none" in last and "Traceback" not in proc.stderr
+    whole = run_kscope(
+        "profile", "--step-fn", "none", "--out", "t2", "--json", "--", sys.executable, "noop.py", cwd=tmp_path
+    )
+    assert whole.returncode == 0, whole.stderr
+    assert len(json.loads(whole.stdout)["run"]["traces"]) == 1

@@ -15,6 +15,7 @@ from kernelscope.analyses.ncu import NcuResult
 from kernelscope.analyses.roofline import RooflineResult
 from kernelscope.model.att import AttResult
 from kernelscope.model.codeobj import CodeObject
+from kernelscope.model.suggest import Experiment
 
 REPORT_SCHEMA = "kernelscope.report.v1"
 
@@ -22,7 +23,7 @@ REPORT_SCHEMA = "kernelscope.report.v1"
 class Finding(msgspec.Struct, kw_only=True):
     """One headline line: what (``topic``), the statement, and where it comes from."""
 
-    topic: str  # time | bound | occupancy | resources | stalls | hotspot | coverage
+    topic: str  # time | bound | occupancy | resources | stalls | hotspot | coverage | candidate
     text: str
     evidence: str
 
@@ -37,6 +38,7 @@ class Report(msgspec.Struct, kw_only=True):
     coverage: Coverage | None = None
     ncu: NcuResult | None = None
     att: list[AttResult] = msgspec.field(default_factory=list)
+    candidates: list[Experiment] = msgspec.field(default_factory=list)  # kscope suggest's ranking, best first
     headline: list[Finding] = msgspec.field(default_factory=list)
     schema: str = REPORT_SCHEMA
 
@@ -115,6 +117,21 @@ def _att(results: list[AttResult]) -> list[Finding]:
     return out
 
 
+def _candidates(experiments: list[Experiment]) -> list[Finding]:
+    out = []
+    for e in experiments:
+        x = e.expected
+        total = f" ({x.total_pct:.1f}% of GPU time)" if x.total_pct is not None else ""
+        bound = (
+            f"saves at most {x.kernel_pct:.0f}% of its time{total}"
+            if x.kernel_pct is not None
+            else "effect not bounded"
+        )
+        text = f"#{e.rank} {e.lever} on {e.kernel.function}: {bound}, risk {e.risk.level}"
+        out.append(Finding(topic="candidate", text=text, evidence=f"suggest: {e.rule}"))
+    return out
+
+
 def build(
     *,
     title: str,
@@ -126,8 +143,10 @@ def build(
     coverage: Coverage | None = None,
     ncu: NcuResult | None = None,
     att: list[AttResult] | None = None,
+    candidates: list[Experiment] | None = None,
 ) -> Report:
-    """The report and its headline, in the order an engineer reads it: time, bound, occupancy."""
+    """The report and its headline, in the order an engineer reads it: time, bound, occupancy, then what to
+    try (``candidates``, ranked by ``kscope suggest``)."""
     code = code or []
     headline = [
         *(_time(gap) if gap else []),
@@ -135,6 +154,7 @@ def build(
         *_occupancy(code),
         *(_ncu(ncu) if ncu else []),
         *_att(att or []),
+        *_candidates(candidates or []),
     ]
     return Report(
         title=title,
@@ -146,5 +166,6 @@ def build(
         coverage=coverage,
         ncu=ncu,
         att=att or [],
+        candidates=candidates or [],
         headline=headline,
     )

@@ -19,25 +19,28 @@ from typing import Any, NamedTuple
 import msgspec
 
 from kernelscope.errors import InputError
-from kernelscope.readers.kineto_ops import OpCall
+from kernelscope.readers.kineto_ops import TORCH_DTYPES, OpCall
 
 ROOFLINE_SCHEMA = "kernelscope.roofline.v1"
 TARGET = 0.9
 
-_DTYPE = {
-    "c10::BFloat16": "bf16",
-    "c10::Half": "fp16",
-    "float": "fp32",
-    "double": "fp64",
-    "c10::Float8_e4m3fn": "fp8",
-    "c10::Float8_e5m2": "fp8",
-    "c10::Float8_e4m3fnuz": "fp8",
-    "signed char": "int8",
-    "unsigned char": "uint8",
-    "int": "int32",
-    "long int": "int64",
+# kscope's short names for the dtypes the roofs know (fp8: both formats share the matrix peak)
+_SHORT = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "float32": "fp32",
+    "float64": "fp64",
+    "float8_e4m3fn": "fp8",
+    "float8_e5m2": "fp8",
+    "float8_e4m3fnuz": "fp8",
+    "float8_e5m2fnuz": "fp8",
+    "int8": "int8",
+    "uint8": "uint8",
+    "int32": "int32",
+    "int64": "int64",
     "bool": "bool",
 }
+_DTYPE = {name: _SHORT[t] for name, t in TORCH_DTYPES.items() if t in _SHORT}
 _BYTES = {
     "bf16": 2,
     "fp16": 2,
@@ -119,11 +122,22 @@ class Cost(msgspec.Struct, kw_only=True):
 
 
 def _numel(dims: Any) -> int:
-    return math.prod(int(d) for d in dims) if isinstance(dims, list) and dims else 0
+    """Elements of a recorded shape; of a TensorList (a list of shapes), all its tensors' together."""
+    if not isinstance(dims, list) or not dims:
+        return 0
+    if isinstance(dims[0], list):
+        return sum(_numel(d) for d in dims)
+    return math.prod(int(d) for d in dims)
 
 
 def _tensor_dims(call: OpCall) -> list[list[int]]:
-    return [d for d in call.input_dims if isinstance(d, list) and d]
+    """The shape of every tensor input; a TensorList input (``aten::cat``, foreach ops) is recorded as a
+    list of shapes and adds each of its tensors."""
+    out: list[list[int]] = []
+    for d in call.input_dims:
+        if isinstance(d, list) and d:
+            out.extend(t for t in d if isinstance(t, list) and t) if isinstance(d[0], list) else out.append(d)
+    return out
 
 
 def op_dtype(call: OpCall) -> str:

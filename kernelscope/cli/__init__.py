@@ -15,11 +15,15 @@ from kernelscope.cli.gap import gap
 from kernelscope.cli.hw import hw
 from kernelscope.cli.isa import isa
 from kernelscope.cli.loop import evaluate, init, ledger, task_app
+from kernelscope.cli.memory import memory_app
 from kernelscope.cli.ncu import ncu
 from kernelscope.cli.profile import profile
+from kernelscope.cli.replay import replay
 from kernelscope.cli.report import report, shapes
 from kernelscope.cli.roofline import roofline
+from kernelscope.cli.skills import skills_app
 from kernelscope.cli.sources import find, index
+from kernelscope.cli.suggest import suggest
 
 app = typer.Typer(
     name="kscope",
@@ -47,6 +51,7 @@ app.command()(fit)
 app.command()(att)
 app.command()(ncu)
 app.command()(roofline)
+app.command()(replay)
 app.command()(report)
 app.command()(shapes)
 app.command()(bench)
@@ -55,6 +60,9 @@ app.command()(init)
 app.add_typer(task_app, name="task")
 app.command("eval")(evaluate)
 app.command()(ledger)
+app.command()(suggest)
+app.add_typer(memory_app, name="memory")
+app.add_typer(skills_app, name="skills")
 app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(profile)
 
 

@@ -65,8 +65,15 @@ def task_new(
     runs: Annotated[int, typer.Option(help="Timed runs per side (at least 5).")] = 20,
     warmup: Annotated[int, typer.Option(help="Untimed runs per side first.")] = 1,
     kernel: Annotated[Optional[str], typer.Option(help="The kernel being optimized (for the record).")] = None,
+    lever: Annotated[
+        Optional[str], typer.Option(help="The kind of change tried: memory_access, algorithm, ... (kscope suggest).")
+    ] = None,
     shapes: Annotated[Optional[str], typer.Option(help="The shapes measured (for the record).")] = None,
     target: Annotated[Optional[float], typer.Option(help="Stop condition: a speedup to reach.")] = None,
+    from_replay: Annotated[
+        Optional[Path],
+        typer.Option(help="A kscope replay script: fills the eval command, metric, direction, kernel, shapes."),
+    ] = None,
     json: Json = False,
 ) -> None:
     """Write tasks/NAME/task.json (kernelscope.task.v1) and TASK.md in the workspace."""
@@ -76,17 +83,19 @@ def task_new(
         repo=_need(repo, "--repo DIR"),
         baseline_ref=_need(baseline_ref, "--baseline-ref REF"),
         allowed=_need(allowed, "--allowed GLOB"),
-        eval_command=_need(eval_command, "--eval-command CMD"),
-        metric=_need(metric, "--metric NAME"),
-        direction=_need(direction, "--direction lower|higher"),
+        eval_command=eval_command,  # these three may come from --from-replay: api.new_task checks them
+        metric=metric,
+        direction=direction,
         timeout=_need(timeout, "--timeout SECONDS"),
         correctness=correctness or (),
         shell=shell,
         runs=runs,
         warmup=warmup,
         kernel=kernel,
+        lever=lever,
         shapes=shapes,
         target=target,
+        from_replay=from_replay,
     )
     if json:
         sys.stdout.write(render_json(task))

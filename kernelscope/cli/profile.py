@@ -90,7 +90,11 @@ def profile(
     result = api.profile(cfg, window=window, quiet_stdout=json)
     run = result.run
     if not run.traces:
-        raise fail(f"the workload wrote no trace under {run.out_dir} (exit code {run.returncode})")
+        hint = ""
+        if run.tracer == "torch" and cfg.window.step_fn != "none":
+            w = cfg.window
+            hint = f"; it traces {w.step_fn} steps after --wait {w.wait}: --step-fn none traces the whole run"
+        raise fail(f"the workload wrote no trace under {run.out_dir} (exit code {run.returncode}){hint}")
     if json:
         out.file.write(render_json(result))
     else:

@@ -216,6 +216,8 @@ def evaluate(
         duration_s=time.perf_counter() - t0,
         result_path=ws.relative(folder / "result.json"),
         kscope_version=version,
+        kernel=task.kernel,
+        lever=task.lever,
     )
     folder.mkdir(parents=True)
     write_atomic(folder / "result.json", msgspec.json.format(msgspec.json.encode(result), indent=2) + b"\n")

@@ -74,6 +74,8 @@ def entry(result: EvalResult) -> LedgerRecord:
         diff_hash=result.candidate.diff_hash,
         result=result.result_path,
         reason=result.reason,
+        kernel=result.kernel,
+        lever=result.lever,
     )
 
 

@@ -16,6 +16,7 @@ from kernelscope.loop import environment, git
 from kernelscope.loop.paths import inside, normalize_glob
 from kernelscope.loop.taskmd import render
 from kernelscope.loop.workspace import Workspace, write_atomic
+from kernelscope.model.levers import Lever
 from kernelscope.model.task import TASK_NAME, TASK_SCHEMA, Direction, Task
 
 
@@ -60,6 +61,7 @@ def create(
     runs: int = 20,
     warmup: int = 1,
     kernel: str | None = None,
+    lever: Lever | None = None,
     shapes: str | None = None,
     target_speedup: float | None = None,
     env: Mapping[str, str] | None = None,
@@ -88,6 +90,7 @@ def create(
         "runs": runs,
         "warmup": warmup,
         "kernel": kernel,
+        "lever": lever,
         "shapes": shapes,
         "target_speedup": target_speedup,
         "environment": msgspec.to_builtins(environment.record(env)),

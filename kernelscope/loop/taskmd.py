@@ -27,7 +27,9 @@ def render(task: Task, workspace: Path) -> str:
     better = "lower" if task.direction == "lower" else "higher"
     what = f"`{task.metric}` ({better} is better)"
     about = "".join(
-        f", {label} `{value}`" for label, value in (("kernel", task.kernel), ("shapes", task.shapes)) if value
+        f", {label} `{value}`"
+        for label, value in (("kernel", task.kernel), ("lever", task.lever), ("shapes", task.shapes))
+        if value
     )
     run_with = "through `/bin/sh -c`" if task.shell else "as an argv list, without a shell"
     env = task.environment

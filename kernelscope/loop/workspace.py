@@ -5,7 +5,7 @@
     DIR/kscope.toml     schema kernelscope.workspace.v1
     DIR/tasks/NAME/     task.json + TASK.md
     DIR/runs/NAME/ID/   result.json of each eval
-    DIR/memory/         notes that outlive one attempt (free-form, for people and agents)
+    DIR/memory/         the iteration memory: v<N>.json, one record per iteration (loop/memory.py)
     DIR/ledger.jsonl    one line per eval (ledger.lock serializes writers)
     DIR/cache/          baseline worktrees, rebuilt on demand
 """

@@ -14,6 +14,7 @@ import msgspec
 from msgspec import Meta
 
 from kernelscope.analyses.stats import ALPHA, MIN_SAMPLES, RESAMPLES
+from kernelscope.model.levers import Lever
 
 TASK_SCHEMA = "kernelscope.task.v1"
 EVAL_SCHEMA = "kernelscope.eval.v1"
@@ -103,6 +104,7 @@ class Task(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     runs: Annotated[int, Meta(ge=MIN_SAMPLES, le=10_000)]  # fewer cannot reach p < 0.01 in Mann-Whitney
     warmup: Annotated[int, Meta(ge=0, le=1_000)]
     kernel: str | None = None
+    lever: Lever | None = None  # the kind of change the task tries (kernelscope/model/levers.py)
     shapes: str | None = None
     target_speedup: Annotated[float, Meta(gt=1)] | None = None
     environment: Environment
@@ -192,6 +194,8 @@ class EvalResult(msgspec.Struct, frozen=True, kw_only=True):
     duration_s: float
     result_path: str
     kscope_version: str
+    kernel: str | None = None  # the task's, so that the result says what it tried on which kernel
+    lever: Lever | None = None
     schema: str = EVAL_SCHEMA
 
 
@@ -216,6 +220,8 @@ class LedgerRecord(msgspec.Struct, frozen=True, kw_only=True):
     diff_hash: str | None
     result: str
     reason: str
+    kernel: str | None = None  # the task's: ``kscope suggest`` demotes levers that failed on a kernel
+    lever: Lever | None = None
     schema: str = LEDGER_SCHEMA
 
 

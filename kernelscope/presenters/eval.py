@@ -25,6 +25,8 @@ SIDE_COLUMNS = [
 RECORD_COLUMNS = [
     Column("time", "Time (UTC)", justify="left"),
     Column("task", "Task", justify="left"),
+    Column("kernel", "Kernel", justify="left"),
+    Column("lever", "Lever", justify="left"),
     Column("status", "Status", justify="left"),
     Column("speedup", "Speedup", 4),
     Column("ci_low", "CI low", 4),

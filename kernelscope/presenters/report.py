@@ -18,6 +18,7 @@ from kernelscope.presenters import plots
 from kernelscope.presenters.base import Column, Table, fmt, render_json, render_markdown
 from kernelscope.presenters.roofline import png as roofline_png
 from kernelscope.presenters.roofline import svg as roofline_svg
+from kernelscope.presenters.suggest import table as candidates_table
 
 TOP = 15  # kernels in the gap plot and tables; the rest is one "other" bar
 
@@ -191,6 +192,7 @@ def _att_tables(r: Report) -> list[Table]:
 
 def tables(r: Report) -> list[Table]:
     parts = (
+        candidates_table(r.candidates, "Candidates (kscope suggest: details in report.json)") if r.candidates else None,
         _gap_table(r),
         _roofline_table(r),
         _code_table(r),

@@ -54,6 +54,7 @@ def _start(torch: ModuleType) -> None:
     import torch.profiler as tp
 
     done = {"written": False}
+    steps = [0]
 
     def export(prof: Any) -> None:
         if not done["written"]:
@@ -90,17 +91,21 @@ def _start(torch: ModuleType) -> None:
     os.makedirs(_ENV["KSCOPE_TRACE_DIR"], exist_ok=True)
     prof.start()
 
+    def _step() -> None:
+        steps[0] += 1
+        prof.step()
+
     if step_fn == "optimizer":  # every optimizer subclass overrides step(); the global hook sees them all
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
-        register_optimizer_step_post_hook(lambda *_: prof.step())
+        register_optimizer_step_post_hook(lambda *_: _step())
     elif target is not None:
         owner, leaf = target
         inner = getattr(owner, leaf)
 
         def stepped(*a: Any, **kw: Any) -> Any:
             out = inner(*a, **kw)
-            prof.step()
+            _step()
             return out
 
         setattr(owner, leaf, stepped)
@@ -108,6 +113,14 @@ def _start(torch: ModuleType) -> None:
     def finish() -> None:
         if torch.cuda.is_available():
             torch.cuda.synchronize()
+        if schedule is not None and steps[0] <= int(_ENV.get("KSCOPE_WAIT", "5")):
+            # the window never opened: Kineto never started, and exporting would raise
+            print(
+                f"[kscope] no trace: {steps[0]} step(s) ({step_fn}) seen, the window opens after wait="
+                f"{_ENV.get('KSCOPE_WAIT', '5')}; --step-fn none traces the whole run",
+                file=sys.stderr,
+            )
+            return
         prof.stop()
         if not done["written"]:  # the window never closed (fewer steps than asked): keep what was traced
             export(prof)
