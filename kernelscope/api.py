@@ -30,6 +30,8 @@ from kernelscope.analyses.report import Report
 from kernelscope.analyses.report import build as build_report
 from kernelscope.analyses.roofline import Cost, Peaks, RooflineResult, from_calls, from_measured, point
 from kernelscope.analyses.roofline import evaluate as evaluate_expression
+from kernelscope.analyses.seed import GapSeed
+from kernelscope.analyses.seed import seed as seed_from_gap
 from kernelscope.analyses.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 from kernelscope.analyses.suggest import Evidence, rank
 from kernelscope.analyses.window import Window, phases, select
@@ -64,7 +66,7 @@ from kernelscope.profiling import run as run_profiled
 from kernelscope.readers import att as att_reader
 from kernelscope.readers import ncu_source, ncu_source_csv
 from kernelscope.readers._sniff import sniff
-from kernelscope.readers.kineto_ops import read_op_calls
+from kernelscope.readers.kineto_ops import OpCall, read_op_calls
 from kernelscope.readers.shape_ledger import read as read_shape_ledger
 from kernelscope.sources.find import Finder
 from kernelscope.sources.index import Progress as IndexProgress
@@ -699,11 +701,16 @@ def new_task(
     shapes: str | None = None,
     target: float | None = None,
     from_replay: str | Path | None = None,
+    from_gap: str | Path | None = None,
+    gap_rank: int = 1,
 ) -> Task:
     """``kscope task new``: validate and write ``tasks/NAME/task.json`` and ``TASK.md``.
 
     ``from_replay``: a script ``kscope replay`` wrote; its header fills the eval command (``python3
     SCRIPT``, absolute), metric (``time_us``), direction (``lower``), kernel and shapes not given.
+    ``from_gap``: a profile; its ``gap_rank``-th kernel (or the hottest matching ``kernel``, a regex) is the
+    task's kernel, with its identity, the shapes that launched it and the roofline's stop condition
+    (``analyses.seed``) where the trace recorded shapes.
 
     Commands are split with shell quoting rules and run without a shell, unless ``shell``. ``target``
     is the stop condition: the speedup at which the loop is done; ``lever`` the kind of change tried
@@ -715,6 +722,11 @@ def new_task(
         fill = replay_task_fields(Replay.from_script(Path(from_replay)), str(Path(from_replay).resolve()))
         eval_command, metric = eval_command or fill.eval_command, metric or fill.metric
         direction, kernel, shapes = direction or fill.direction, kernel or fill.kernel, shapes or fill.shapes
+    identity, evidence = None, []
+    if from_gap is not None:
+        gap_seed = _seed(Path(from_gap), rank=gap_rank, kernel=kernel)
+        kernel, identity, evidence = gap_seed.kernel, gap_seed.identity, gap_seed.evidence
+        shapes, target = shapes or gap_seed.shapes, target or gap_seed.target_speedup
     if eval_command is None or metric is None or direction is None:
         needed = {"--eval-command CMD": eval_command, "--metric NAME": metric, "--direction lower|higher": direction}
         missing = ", ".join(flag for flag, value in needed.items() if value is None)
@@ -741,8 +753,22 @@ def new_task(
         lever=lever,
         shapes=shapes,
         target_speedup=target,
+        identity=identity,
+        evidence=evidence,
         version=__version__,
     )
+
+
+def _seed(trace: Path, *, rank: int, kernel: str | None) -> GapSeed:
+    """A gap row's task fields; shapes and the stop condition only from a Kineto trace with shapes."""
+    gap_result = gap_report([trace])
+    calls: list[OpCall] = []
+    roof = None
+    if sniff(trace) == "kineto":
+        calls, device = read_op_calls(trace)
+        if calls and (device or detect()):
+            roof = from_calls(calls, _peaks(None, device, None))
+    return seed_from_gap(gap_result, calls, roof, rank=rank, kernel=kernel)
 
 
 def show_task(name: str, *, workspace: str | Path = ".") -> Task:

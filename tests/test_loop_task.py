@@ -328,3 +328,70 @@ def test_a_workspace_inside_the_repository_is_not_the_candidates_change(tmp_path
     result = api.evaluate("t", workspace=inner)
     assert result.status == "neutral" and result.changed_files == []
     assert result.baseline.cwd == str(inner / "cache" / "baselines" / "t")
+
+
+# --- task new --from-gap -------------------------------------------------------------------------------
+
+
+def _raw_kernel_times(trace: Path) -> tuple[dict[str, float], dict[int, dict[str, Any]], list[dict[str, Any]]]:
+    """Independent of kscope: kernel µs by name, cpu ops by External id, kernel events."""
+    import gzip
+
+    with gzip.open(trace) as f:
+        events = json.load(f)["traceEvents"]
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    by_name: dict[str, float] = {}
+    for k in kernels:
+        by_name[k["name"]] = by_name.get(k["name"], 0.0) + k["dur"]
+    ops = {e["args"]["External id"]: e for e in events if e.get("cat") == "cpu_op" and "External id" in e["args"]}
+    return by_name, ops, kernels
+
+
+def test_from_gap_takes_the_top_kernel_its_shapes_and_a_roofline_stop(synth: Synth) -> None:
+    from kernelscope.data import demo_file
+
+    trace = demo_file("h100_transformer_eager.json.gz")
+    by_name, ops, kernels = _raw_kernel_times(trace)
+    top = max(by_name, key=lambda n: by_name[n])
+    # the op (name and input dims) that spent the most of that kernel's time
+    per_op: dict[tuple[str, str], float] = {}
+    for k in kernels:
+        if k["name"] == top and (op := ops.get(k["args"].get("External id"))) is not None:
+            key = (op["name"], json.dumps(op["args"]["Input Dims"]))
+            per_op[key] = per_op.get(key, 0.0) + k["dur"]
+    hot_name, hot_dims = max(per_op, key=lambda k: per_op[k])
+    task = api.new_task("gemm", **{**_task_args(synth), "from_gap": trace})
+    assert task.kernel == top and task.identity and "gemm" in task.identity
+    assert task.shapes is not None and task.shapes.startswith(hot_name + "(")
+    shapes = [d for d in json.loads(hot_dims) if d]
+    for shape in shapes:
+        assert ",".join(map(str, shape)) in task.shapes
+    pct = 100 * by_name[top] / sum(by_name.values())
+    assert f"gap: {pct:.1f} % of kernel time" in task.evidence[0]
+    # stop condition: 90 % of the roof the launching op reaches (the roofline's own tests check its counts)
+    point = next(p for p in api.roofline(trace).points if p.label == f"{hot_name} {shapes}")
+    assert point.pct_of_roof is not None and point.pct_of_roof < 90
+    assert task.target_speedup == round(90 / point.pct_of_roof, 2)
+    md = (synth.ws / "tasks" / "gemm" / "TASK.md").read_text()
+    assert task.identity in md and "Why this kernel" in md
+
+
+def test_from_gap_row_selection_and_errors(synth: Synth, tmp_path: Path) -> None:
+    from kernelscope.data import demo_file
+
+    trace = demo_file("h100_transformer_eager.json.gz")
+    by_name, _, _ = _raw_kernel_times(trace)
+    ranked = sorted(by_name, key=lambda n: -by_name[n])
+    second = api.new_task("second", **{**_task_args(synth), "from_gap": trace, "gap_rank": 2})
+    assert second.kernel == ranked[1]
+    gelu = api.new_task("gelu", **{**_task_args(synth), "from_gap": trace, "kernel": "Gelu"})
+    assert gelu.kernel == next(n for n in ranked if "Gelu" in n) and gelu.shapes and "gelu" in gelu.shapes
+    # a kernel trace without op shapes (rocprofv3 CSV): kernel and identity, no shapes, no stop
+    rocprof = demo_file("mi350x", "rmsnorm", "discover_kernel_trace.csv")
+    amd = api.new_task("amd", **{**_task_args(synth), "from_gap": rocprof})
+    assert amd.kernel and amd.identity and amd.shapes is None and amd.target_speedup is None
+    common = ["task", "new", "x", "-w", synth.ws, "--repo", synth.repo, "--baseline-ref", "base", "--allowed", "k/**"]
+    common += ["--eval-command", "true", "--metric", "m", "--direction", "lower", "--timeout", "5"]
+    assert_one_error_line(run_kscope(*common, "--from-gap", trace, "--kernel", "no_such_kernel_xyz", cwd=tmp_path))
+    assert_one_error_line(run_kscope(*common, "--from-gap", trace, "--gap-rank", "999", cwd=tmp_path))
+    assert_one_error_line(run_kscope(*common, "--from-gap", tmp_path / "missing.json", cwd=tmp_path))

@@ -414,18 +414,23 @@ def point(label: str, cost: Cost, time_ns: float, calls: int, peaks: Peaks) -> R
     )
 
 
+def point_label(call: OpCall) -> str:
+    """The label of the roofline point a call is summed into: its op and input shapes."""
+    return f"{call.op} {_tensor_dims(call)}"
+
+
 def from_calls(calls: Iterable[OpCall], peaks: Peaks) -> RooflineResult:
-    """One point per (op, shapes, dtype): FLOPs, bytes and kernel time summed over its calls."""
-    groups: dict[tuple[str, str], list[tuple[Cost, OpCall]]] = defaultdict(list)
+    """One point per (op, shapes): FLOPs, bytes and kernel time summed over its calls."""
+    groups: dict[str, list[tuple[Cost, OpCall]]] = defaultdict(list)
     unmodeled: dict[str, float] = defaultdict(float)
     for c in calls:
         cost = op_cost(c)
         if cost is None:
             unmodeled[c.op] += c.kernel_ns / 1e3
             continue
-        groups[(c.op, str(_tensor_dims(c)))].append((cost, c))
+        groups[point_label(c)].append((cost, c))
     points = []
-    for (op, shapes), items in groups.items():
+    for label, items in groups.items():
         total = Cost(
             flops=sum(c.flops for c, _ in items),
             bytes=sum(c.bytes for c, _ in items),
@@ -435,7 +440,7 @@ def from_calls(calls: Iterable[OpCall], peaks: Peaks) -> RooflineResult:
         )
         ns = sum(c.kernel_ns for _, c in items)
         if ns > 0:
-            points.append(point(f"{op} {shapes}", total, ns, len(items), peaks))
+            points.append(point(label, total, ns, len(items), peaks))
     points.sort(key=lambda p: -p.time_us)
     return RooflineResult(peaks=peaks, points=points, unmodeled=dict(sorted(unmodeled.items(), key=lambda kv: -kv[1])))
 

@@ -215,11 +215,6 @@ def sass_profile(k: NcuKernelSource) -> SassProfile:
     )
 
 
-def _summary(i: KernelIdentity) -> str:
-    tags = [f"{label} {v}" for label, v in (("dtype", i.dtype), ("tile", i.tile), ("mma", i.mma)) if v]
-    return ", ".join([f"{i.kind} {i.category}", *tags])
-
-
 class _Table:
     """Kernels by name; a name another input spells differently joins by its demangled form, else by a
     function name that only one kernel has."""
@@ -992,7 +987,7 @@ def _experiment(f: Facts, rule: Rule, m: Match, ev: Evidence) -> Experiment:
         kernel=KernelRef(
             name=f.name,
             function=f.identity.function,
-            identity=_summary(f.identity),
+            identity=f.identity.summary(),
             share_pct=share_pct,
             share_source=f.share_source,
         ),

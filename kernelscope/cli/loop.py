@@ -64,7 +64,9 @@ def task_new(
     shell: Annotated[bool, typer.Option("--shell", help="Run commands through /bin/sh -c.")] = False,
     runs: Annotated[int, typer.Option(help="Timed runs per side (at least 5).")] = 20,
     warmup: Annotated[int, typer.Option(help="Untimed runs per side first.")] = 1,
-    kernel: Annotated[Optional[str], typer.Option(help="The kernel being optimized (for the record).")] = None,
+    kernel: Annotated[
+        Optional[str], typer.Option(help="The kernel being optimized; with --from-gap a REGEX choosing the row.")
+    ] = None,
     lever: Annotated[
         Optional[str], typer.Option(help="The kind of change tried: memory_access, algorithm, ... (kscope suggest).")
     ] = None,
@@ -74,6 +76,13 @@ def task_new(
         Optional[Path],
         typer.Option(help="A kscope replay script: fills the eval command, metric, direction, kernel, shapes."),
     ] = None,
+    from_gap: Annotated[
+        Optional[Path],
+        typer.Option(
+            help="A profile: its top kernel (or --gap-rank N, or --kernel REGEX) with identity, shapes, stop."
+        ),
+    ] = None,
+    gap_rank: Annotated[int, typer.Option(help="With --from-gap: the gap table's row.")] = 1,
     json: Json = False,
 ) -> None:
     """Write tasks/NAME/task.json (kernelscope.task.v1) and TASK.md in the workspace."""
@@ -96,6 +105,8 @@ def task_new(
         shapes=shapes,
         target=target,
         from_replay=from_replay,
+        from_gap=from_gap,
+        gap_rank=gap_rank,
     )
     if json:
         sys.stdout.write(render_json(task))

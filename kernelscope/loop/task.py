@@ -64,6 +64,8 @@ def create(
     lever: Lever | None = None,
     shapes: str | None = None,
     target_speedup: float | None = None,
+    identity: str | None = None,
+    evidence: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     version: str = "",
 ) -> Task:
@@ -93,6 +95,8 @@ def create(
         "lever": lever,
         "shapes": shapes,
         "target_speedup": target_speedup,
+        "identity": identity,
+        "evidence": list(evidence),
         "environment": msgspec.to_builtins(environment.record(env)),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "kscope_version": version,

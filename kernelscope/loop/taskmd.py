@@ -42,6 +42,12 @@ def render(task: Task, workspace: Path) -> str:
         f"Make {what}{about} better than at the baseline `{task.baseline_ref}` (commit "
         f"`{task.baseline_commit[:12]}` when the task was made) in `{task.repo}`, without failing the "
         "correctness gate.",
+        *(["", f"The kernel's name says: {task.identity}."] if task.identity else []),
+        *(
+            ["", "Why this kernel (from the profile the task was made from):", "", *[f"- {e}" for e in task.evidence]]
+            if task.evidence
+            else []
+        ),
         "",
         "## Allowed files",
         "",

@@ -29,3 +29,8 @@ class KernelIdentity(msgspec.Struct, frozen=True, kw_only=True):
     truncated: bool = False
     rule: str = ""
     category_rule: str = ""
+
+    def summary(self) -> str:
+        """One line: who made it and what it computes, then dtype, tile and MMA when the name says them."""
+        tags = [f"{label} {v}" for label, v in (("dtype", self.dtype), ("tile", self.tile), ("mma", self.mma)) if v]
+        return ", ".join([f"{self.kind} {self.category}", *tags])

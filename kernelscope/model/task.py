@@ -107,6 +107,8 @@ class Task(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True
     lever: Lever | None = None  # the kind of change the task tries (kernelscope/model/levers.py)
     shapes: str | None = None
     target_speedup: Annotated[float, Meta(gt=1)] | None = None
+    identity: str | None = None  # what the kernel's name says (kscope classify), from --from-gap
+    evidence: list[str] = []  # why this kernel and target: gap share, launching op, roofline (--from-gap)
     environment: Environment
     created: str
     kscope_version: str
