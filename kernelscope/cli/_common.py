@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from kernelscope.errors import KernelscopeError
-from kernelscope.presenters.base import Presenter, by_extension
+from kernelscope.presenters.base import Presenter, by_extension, render_json
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -71,6 +71,14 @@ def pick(flags: dict[str, bool], output: Path | None, registry: dict[str, Presen
             raise fail(f"{output}: cannot tell the output format from the extension; add --json/--csv/...")
         return p
     return None
+
+
+def show(result: Any, as_json: bool, renderable: Callable[[Any], Any]) -> None:
+    """``--json``: the result as JSON on stdout; else ``renderable(result)`` through rich."""
+    if as_json:
+        sys.stdout.write(render_json(result))
+    else:
+        out.print(renderable(result))
 
 
 def emit(presenter: Presenter, result: Any, output: Path | None) -> None:

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import guarded, out
+from kernelscope.cli._common import guarded, out, show
 from kernelscope.cli.loop import Json, Workspace
 from kernelscope.errors import InputError
 from kernelscope.model.levers import LEVERS
@@ -55,10 +55,7 @@ def _wrote(workspace: Path, r: MemoryRecord, json: bool, verb: str = "wrote") ->
 def memory_init(workspace: Workspace = Path("."), json: Json = False) -> None:
     """Set up the workspace's memory/ (a README; records are validated on every read). Safe to repeat."""
     info = api.memory_init(workspace=workspace)
-    if json:
-        sys.stdout.write(render_json(info))
-    else:
-        out.print(folder_text(info))
+    show(info, json, folder_text)
 
 
 @memory_app.command("new")
@@ -97,10 +94,7 @@ def memory_new(
 def memory_show(version: Version, workspace: Workspace = Path("."), json: Json = False) -> None:
     """Print one record, masked or not."""
     r = api.memory_show(_version(version), workspace=workspace)
-    if json:
-        sys.stdout.write(render_json(r))
-    else:
-        out.print(record_renderable(r))
+    show(r, json, record_renderable)
 
 
 @memory_app.command("set")
@@ -174,10 +168,7 @@ def memory_list(
 ) -> None:
     """The records, oldest first; masked ones only with --include-masked."""
     v = api.memory_list(workspace=workspace, include_masked=include_masked, task=task, kernel=kernel, category=category)
-    if json:
-        sys.stdout.write(render_json(v))
-    else:
-        out.print(list_renderable(v))
+    show(v, json, list_renderable)
 
 
 @memory_app.command("summary")
@@ -194,10 +185,7 @@ def memory_summary(
     s = api.memory_summary(
         workspace=workspace, include_masked=include_masked, task=task, kernel=kernel, category=category
     )
-    if json:
-        sys.stdout.write(render_json(s))
-    else:
-        out.print(summary_renderable(s))
+    show(s, json, summary_renderable)
 
 
 @memory_app.command("latest")
@@ -214,7 +202,4 @@ def memory_latest(
     r = api.memory_latest(
         workspace=workspace, include_masked=include_masked, task=task, kernel=kernel, category=category
     )
-    if json:
-        sys.stdout.write(render_json(r))
-    else:
-        out.print(record_renderable(r))
+    show(r, json, record_renderable)

@@ -11,10 +11,9 @@ import msgspec
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import err, guarded, out, progress_bar
+from kernelscope.cli._common import err, guarded, progress_bar, show
 from kernelscope.errors import InputError
 from kernelscope.model.replay import Replay
-from kernelscope.presenters.base import render_json
 from kernelscope.presenters.replay import list_renderable, rich_renderable, script
 
 
@@ -50,10 +49,7 @@ def replay(
             else api.replay(trace, kernel=kernel, op=op, rank=rank)
         )
     if not isinstance(found, Replay):
-        if json:
-            sys.stdout.write(render_json(found))
-        else:
-            out.print(list_renderable(found))
+        show(found, json, list_renderable)
         return
     if to_stdout:
         sys.stdout.write(script(found, "replay.py"))
@@ -63,8 +59,6 @@ def replay(
         raise InputError(f"{path} exists (it may hold your edits): pass -o FILE (an existing -o FILE is replaced)")
     path.write_text(script(found, str(path)))
     written = msgspec.structs.replace(found, script=str(path.resolve()))
-    if json:
-        sys.stdout.write(render_json(written))
-    else:
-        out.print(rich_renderable(written))
+    show(written, json, rich_renderable)
+    if not json:
         err.print(f"wrote {path}: python3 {path} [--check]", highlight=False)

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from kernelscope import skills as skills_mod
-from kernelscope.cli._common import err, guarded, out
+from kernelscope.cli._common import err, guarded, show
 from kernelscope.presenters.base import render_json
 
 skills_app = typer.Typer(help="Agent skills (SKILL.md) that drive kscope's loop.", no_args_is_help=True)
@@ -30,11 +30,7 @@ def _table(result: skills_mod.SkillsResult) -> Table:
 @guarded
 def list_skills(json: Json = False) -> None:
     """The bundled skills: name and when an agent should use each."""
-    result = skills_mod.SkillsResult(skills=skills_mod.bundled())
-    if json:
-        sys.stdout.write(render_json(result))
-    else:
-        out.print(_table(result))
+    show(skills_mod.SkillsResult(skills=skills_mod.bundled()), json, _table)
 
 
 @skills_app.command("install")
