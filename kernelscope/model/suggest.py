@@ -1,5 +1,5 @@
 """Records of ``kscope suggest`` (schema ``kernelscope.suggest.v1``): ranked experiments, each a lever to
-pull on one kernel, argued from the evidence kscope holds (``analyses/suggest.py``, ``docs/suggest.md``)."""
+pull on one kernel, argued from the evidence kscope holds (``analyses/suggest/``, ``docs/suggest.md``)."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ class Experiment(msgspec.Struct, kw_only=True):
     rank: int
     score: float  # share x confidence x effect x demotion factors (docs/suggest.md)
     lever: Lever
-    rule: str  # the rule of analyses/suggest.py that proposed it
+    rule: str  # the rule of analyses/suggest/rules.py that proposed it
     kernel: KernelRef
     files: list[str]  # source and test files in --repo (relative to it); empty without one
     hotspots: list[str]  # "file:line" the instruction-level evidence points at
