@@ -69,23 +69,24 @@ def install(dest: Path = DEFAULT_DEST, *, force: bool = False) -> SkillsResult:
     if dest.exists() and not dest.is_dir():
         raise InputError(f"{dest}: not a directory; --dest names the folder that holds skill folders")
     skills = bundled()
-    installed, unchanged, conflicts = [], [], []
+    copy: list[Skill] = []
+    unchanged, conflicts = [], []
     for skill in skills:
-        source = Path(skill.path).parent
         target = dest / skill.name
         if target.exists():
-            if _same(source, target):
+            if _same(Path(skill.path).parent, target):
                 unchanged.append(skill.name)
                 continue
             if not force:
                 conflicts.append(str(target))
                 continue
-            shutil.rmtree(target)
-        installed.append(skill.name)
-    if conflicts:
+        copy.append(skill)
+    if conflicts:  # before anything is written: all or nothing
         raise InputError(f"{', '.join(conflicts)}: already there and different from kscope's; --force replaces them")
-    for name in installed:
-        shutil.copytree(bundled_root() / name, dest / name)  # folder name = skill name (bundled() checks)
+    for skill in copy:
+        shutil.rmtree(dest / skill.name, ignore_errors=True)
+        shutil.copytree(Path(skill.path).parent, dest / skill.name)  # folder name = skill name (bundled() checks)
+    installed = [s.name for s in copy]
     return SkillsResult(skills=skills, dest=str(dest.resolve()), installed=installed, unchanged=unchanged)
 
 

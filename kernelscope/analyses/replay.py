@@ -19,12 +19,13 @@ import re
 import shlex
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import msgspec
 
+from kernelscope.analyses.ncu import selector
 from kernelscope.errors import InputError
 from kernelscope.model.replay import (
     Arg,
@@ -215,19 +216,16 @@ def _timed(calls: Sequence[OpCall], *, kernel: str | None, op: str | None, trace
         return named
     if kernel is None:
         return [(c, c.kernel_ns) for c in calls if c.inner]
-    try:
-        pattern = re.compile(kernel)
-    except re.error as exc:
-        raise InputError(f"--kernel {kernel!r}: not a regular expression ({exc})") from None
-    hits = [(c, t) for c in calls if c.inner and (t := _matched_ns(c, pattern)) is not None]
+    wanted = selector(kernel)
+    hits = [(c, t) for c in calls if c.inner and (t := _matched_ns(c, wanted)) is not None]
     if not hits:
         raise InputError(f"no op in {trace} launched a kernel matching {kernel!r} (kscope gap lists its kernels)")
     return hits
 
 
-def _matched_ns(call: OpCall, pattern: re.Pattern[str]) -> int | None:
+def _matched_ns(call: OpCall, wanted: Callable[[str, str | None], bool]) -> int | None:
     """The summed durations of the call's kernels that match (None: none does)."""
-    hits = [ns for name, ns in zip(call.kernels, call.kernel_each_ns, strict=False) if pattern.search(name)]
+    hits = [ns for name, ns in zip(call.kernels, call.kernel_each_ns, strict=False) if wanted(name, None)]
     return sum(hits) if hits else None
 
 

@@ -8,13 +8,13 @@ roof has done its job at ``TARGET`` of it, i.e. after a speedup of ``100 * TARGE
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 
 import msgspec
 
 from kernelscope.analyses.gap import GapResult, KernelRow
+from kernelscope.analyses.ncu import selector
 from kernelscope.analyses.replay import describe
 from kernelscope.analyses.roofline import TARGET, RooflineResult, point_label
 from kernelscope.errors import InputError
@@ -34,11 +34,8 @@ def pick(gap: GapResult, *, rank: int = 1, kernel: str | None = None) -> KernelR
     """The ``rank``-th row of the gap table, or the hottest whose name matches ``kernel`` (a regex)."""
     rows = gap.kernels
     if kernel is not None:
-        try:
-            pattern = re.compile(kernel)
-        except re.error as exc:
-            raise InputError(f"--kernel {kernel!r}: not a regular expression ({exc})") from None
-        rows = [r for r in rows if pattern.search(r.name)]
+        wanted = selector(kernel)
+        rows = [r for r in rows if wanted(r.name, None)]
         if not rows:
             raise InputError(f"--kernel {kernel!r} matches no kernel of the gap table")
         return rows[0]

@@ -75,9 +75,10 @@ def _start(torch: ModuleType) -> None:
             print(f"[kscope] cannot resolve KSCOPE_STEP_FN={step_fn!r} ({exc}); tracing the whole run", file=sys.stderr)
             step_fn = "none"
     schedule = None
+    wait = int(_ENV.get("KSCOPE_WAIT", "5"))
     if step_fn != "none":
         schedule = tp.schedule(
-            wait=int(_ENV.get("KSCOPE_WAIT", "5")),
+            wait=wait,
             warmup=int(_ENV.get("KSCOPE_WARMUP", "2")),
             active=int(_ENV.get("KSCOPE_ACTIVE", "5")),
             repeat=1,
@@ -113,11 +114,11 @@ def _start(torch: ModuleType) -> None:
     def finish() -> None:
         if torch.cuda.is_available():
             torch.cuda.synchronize()
-        if schedule is not None and steps[0] <= int(_ENV.get("KSCOPE_WAIT", "5")):
+        if schedule is not None and steps[0] <= wait:
             # the window never opened: Kineto never started, and exporting would raise
             print(
-                f"[kscope] no trace: {steps[0]} step(s) ({step_fn}) seen, the window opens after wait="
-                f"{_ENV.get('KSCOPE_WAIT', '5')}; --step-fn none traces the whole run",
+                f"[kscope] no trace: {steps[0]} step(s) ({step_fn}) seen, the window opens after wait={wait}; "
+                "--step-fn none traces the whole run",
                 file=sys.stderr,
             )
             return
