@@ -763,12 +763,18 @@ def _seed(trace: Path, *, rank: int, kernel: str | None) -> GapSeed:
     """A gap row's task fields; shapes and the stop condition only from a Kineto trace with shapes."""
     gap_result = gap_report([trace])
     calls: list[OpCall] = []
-    roof = None
+    roof, no_roof = None, None
     if sniff(trace) == "kineto":
         calls, device = read_op_calls(trace)
-        if calls and (device or detect()):
-            roof = from_calls(calls, _peaks(None, device, None))
-    return seed_from_gap(gap_result, calls, roof, rank=rank, kernel=kernel)
+        gpu = device or detect()  # once: detect() runs nvidia-smi/rocm-smi
+        if calls and gpu is None:
+            no_roof = "the trace names no GPU and none is present"
+        elif calls and gpu is not None:
+            try:
+                roof = from_calls(calls, _peaks(None, gpu, None))
+            except InputError as exc:  # a GPU the hardware database lacks: the task stands without a stop
+                no_roof = str(exc)
+    return seed_from_gap(gap_result, calls, roof, rank=rank, kernel=kernel, no_roof=no_roof)
 
 
 def show_task(name: str, *, workspace: str | Path = ".") -> Task:

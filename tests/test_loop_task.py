@@ -395,3 +395,21 @@ def test_from_gap_row_selection_and_errors(synth: Synth, tmp_path: Path) -> None
     assert_one_error_line(run_kscope(*common, "--from-gap", trace, "--kernel", "no_such_kernel_xyz", cwd=tmp_path))
     assert_one_error_line(run_kscope(*common, "--from-gap", trace, "--gap-rank", "999", cwd=tmp_path))
     assert_one_error_line(run_kscope(*common, "--from-gap", tmp_path / "missing.json", cwd=tmp_path))
+
+
+def test_from_gap_on_a_gpu_the_database_lacks_keeps_the_task(synth: Synth, tmp_path: Path) -> None:
+    """The stop condition is optional: a trace from a GPU kscope has no specs for still makes the task,
+    with the shapes, no target, and an evidence line saying why."""
+    import gzip
+
+    from kernelscope.data import demo_file
+
+    with gzip.open(demo_file("h100_transformer_eager.json.gz")) as f:
+        doc = json.load(f)
+    for p in doc["deviceProperties"]:
+        p["name"] = "Imaginary GPU 9000"
+    trace = tmp_path / "unknown_gpu.json"
+    trace.write_text(json.dumps(doc))
+    task = api.new_task("unknown", **{**_task_args(synth), "from_gap": trace})
+    assert task.shapes is not None and task.target_speedup is None
+    assert any(e.startswith("roofline: none") and "Imaginary GPU 9000" in e for e in task.evidence)

@@ -51,8 +51,10 @@ def seed(
     *,
     rank: int = 1,
     kernel: str | None = None,
+    no_roof: str | None = None,
 ) -> GapSeed:
-    """The task fields of one gap row (``calls`` and ``roofline`` may be empty/None: no shapes, no stop)."""
+    """The task fields of one gap row (``calls`` and ``roofline`` may be empty/None: no shapes, no stop;
+    ``no_roof`` says why there is no roofline, for the evidence)."""
     row = pick(gap, rank=rank, kernel=kernel)
     [ident] = classify([row.name])
     median = f", median {row.median_us:.1f} µs" if row.median_us is not None else ""
@@ -73,6 +75,8 @@ def seed(
         share = 100 * launched[shapes] / sum(launched.values())
         evidence.append(f"trace: launched by {shapes} ({share:.0f} % of this kernel's time)")
     target = None
+    if no_roof is not None:
+        evidence.append(f"roofline: none, so no stop condition ({no_roof})")
     points = {p.label: p for p in roofline.points} if roofline is not None else {}
     hits = [points[label] for label in sorted(by_label, key=lambda k: -by_label[k]) if label in points]
     if hits and hits[0].pct_of_roof:
