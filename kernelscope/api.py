@@ -646,6 +646,7 @@ def att(
     context: int = 3,
     bins: int = 200,
     arch: str | None = None,
+    code_only: bool = False,
     workers: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> AttReport:
@@ -654,7 +655,8 @@ def att(
 
     ``top`` hotspots and source lines (0: all), ``context`` instructions around each hotspot, ``bins``
     points of the wave-state timeline, ``arch`` the occupancy rules (default: from the capture),
-    ``workers`` processes for large folders; ``progress(folder, wave files read, wave files)``.
+    ``code_only`` reads code.json alone (no wave states, measured occupancy or cross-check), ``workers``
+    processes for large folders; ``progress(folder, wave files read, wave files)``.
     """
     if not paths:
         raise InputError("no ATT folders given")
@@ -667,7 +669,7 @@ def att(
     captures = []
     for folder in folders:
         tick = (lambda done, total, f=str(folder): progress(f, done, total)) if progress else None
-        capture = att_reader.read(folder, workers=workers, progress=tick)
+        capture = att_reader.read(folder, waves=not code_only, workers=workers, progress=tick)
         captures.append(analyze_att(capture, top=top, context=context, bins=bins, arch=arch))
     return AttReport(captures=captures)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import subprocess
 from collections import defaultdict
 from collections.abc import Callable
 from functools import cache
@@ -346,6 +347,46 @@ def test_rdna_wave32_uses_the_wave32_register_file() -> None:
     assert unknown.vgpr_alloc is None and "--arch" in unknown.arch_source
 
 
+@pytest.mark.parametrize(
+    ("isa", "vgprs", "agprs"),
+    [
+        ("v_add_f32 v5, -v2, |v3|", 6, 0),
+        ("v_fma_f32 v1, neg(v9), v2, v3", 10, 0),
+        ("global_load_dwordx4 v[0:3], v4, s[2:3]", 5, 0),
+        ("v_mov_b32 v255, s0\nv_accvgpr_write_b32 a17, v0", 256, 18),
+        ("v_cndmask_b32 v0, v1, v2, vcc\ns_waitcnt vmcnt(0) lgkmcnt(0)", 3, 0),
+        ("v_mov_b32 v1, 0xa0", 2, 0),  # the hex digit a is no AGPR
+        ("ds_read_b128 v[10:13] v[3:]", 14, 0),  # a range without its top is no operand
+        ("s_endpgm", 0, 0),
+    ],
+)
+def test_register_operands(isa: str, vgprs: int, agprs: int) -> None:
+    r = registers(isa.split("\n"), gfxip=9)
+    assert (r.arch_vgpr, r.agpr) == (vgprs, agprs)
+
+
+AMD_CODE_OBJECTS = sorted((Path(__file__).parent / "data" / "codeobj").glob("*.hsaco"))
+
+
+@pytest.mark.parametrize("path", AMD_CODE_OBJECTS, ids=[p.name for p in AMD_CODE_OBJECTS])
+def test_register_operands_match_the_compiler_metadata(path: Path) -> None:
+    """The highest register the disassembly names is the compiler's own count (.vgpr_count, .agpr_count)."""
+    from kernelscope.codeobj.tools import llvm_objdumps
+
+    (co,) = api.isa([path])
+    (k,) = co.kernels
+    for objdump in llvm_objdumps():
+        cmd = [objdump, "-d", "--no-show-raw-insn", "--no-leading-addr", f"--mcpu={co.arch}", str(path)]
+        text = subprocess.run(cmd, capture_output=True, text=True, check=False).stdout
+        isa = [line.split("//")[0].strip() for line in text.splitlines() if line.startswith(("\t", " "))]
+        if isa:
+            break
+    else:
+        pytest.skip(f"no llvm-objdump here disassembles {co.arch}")
+    r = registers(isa, gfxip=int(co.arch[3:-2]))
+    assert (r.arch_vgpr, r.agpr) == (k.arch_vgpr, k.agpr or 0)
+
+
 def _sweep(folder: Path) -> int:
     """Most waves on one SIMD: +1/-1 per event, ends before starts at equal times."""
     doc = _json(folder / "occupancy.json")
@@ -402,6 +443,27 @@ def test_code_json_alone(tmp_path: Path) -> None:
     assert any("no wave files" in n for n in r.notes) and any("no occupancy.json" in n for n in r.notes)
     (k,) = r.kernels  # no "; name" label row: the kernel is named by its code object
     assert k.name == f"code object {rows[1][4]}" and k.instructions == len(rows) - 1
+
+
+def test_code_only_never_opens_a_wave_file(folder: Path, tmp_path: Path) -> None:
+    """--code-only: code.json's totals and hotspots without the wave files (here: truncated, which the full
+    read refuses), and no wave states, measured occupancy or cross-check claimed."""
+    rows = _code(folder)
+    shutil.copytree(folder, tmp_path / "c")
+    for p in (tmp_path / "c").glob("se*_sm*_sl*_wv*.json"):
+        p.write_text('{"wave": {"instr')
+    (tmp_path / "c" / "occupancy.json").write_text("{")
+    with pytest.raises(FormatError):
+        reader.read(tmp_path / "c")
+    (r,) = api.att([tmp_path / "c"], top=5, code_only=True).captures
+    assert (r.instructions, r.hits, r.latency_cycles, r.stall_cycles, r.idle_cycles) == (
+        len(rows), *(sum(x[i] for x in rows) for i in (6, 7, 8, 9)))  # fmt: skip
+    by_stall = sorted((x for x in rows if x[8]), key=lambda x: (-x[8], -x[7], x[4], x[5]))[:5]
+    assert [(h.address, h.stall_cycles) for h in r.hotspots] == [(x[5], x[8]) for x in by_stall]
+    assert r.waves is None and r.state_cycles is None and r.state_pct is None and r.crosscheck is None
+    assert r.measured_waves_per_simd is None and r.kernels[0].measured_waves_per_simd is None
+    assert r.vgpr_alloc == _result(folder).vgpr_alloc and r.gfxip == _json(folder / "filenames.json")["gfxip"]
+    assert any("--code-only" in n for n in r.notes)
 
 
 def _merge(a: Path, b: Path, out: Path) -> int:

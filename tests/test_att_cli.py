@@ -57,6 +57,18 @@ def test_several_folders_are_a_list_of_captures(kscope: Kscope) -> None:
     assert all(c["crosscheck"]["ok"] for c in doc["captures"])
 
 
+def test_code_only_in_every_view(kscope: Kscope) -> None:
+    doc = _doc(kscope("att", SMALL, "--code-only", "--json", "--top", "4"))
+    rows = [r for r in json.loads((SMALL / "code.json").read_text())["code"] if not r[0].startswith(";")]
+    assert set(doc) >= KEYS and doc["stall_cycles"] == sum(r[8] for r in rows)
+    assert [doc[k] for k in ("waves", "state_pct", "crosscheck", "measured_waves_per_simd")] == [None] * 4
+    md = kscope("att", SMALL, "--code-only", "--markdown")
+    term = kscope("att", SMALL, "--code-only")
+    for proc in (md, term):
+        assert proc.returncode == 0, proc.stderr
+        assert "not read (--code-only)" in proc.stdout and f"{sum(r[8] for r in rows):,}" in proc.stdout
+
+
 def test_markdown_and_terminal_views(kscope: Kscope, tmp_path: Path) -> None:
     proc = kscope("att", ROPE, "--markdown", "--top", "2")
     assert proc.returncode == 0, proc.stderr
@@ -109,4 +121,4 @@ def test_every_library_parameter_has_a_cli_option_with_the_same_default() -> Non
         assert cli.parameters[name].default == lib.parameters[name].default, name
         assert params[name].default == lib.parameters[name].default, name
         assert "--" + name.replace("_", "-") in params[name].opts
-    assert len(checked) == 5 and "dirs" in params
+    assert len(checked) == 6 and "dirs" in params

@@ -27,6 +27,7 @@ from kernelscope.model.att import (
     STATES,
     AttCapture,
     AttResult,
+    AttWave,
     CodeTable,
     CombinedWaits,
     ContextLine,
@@ -97,9 +98,11 @@ _PREFIXES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("salu", ("s_",)),
 )
 _COUNTER = re.compile(r"([a-z_]+)\(")
-# a register operand follows a space, comma, sign, |abs| or neg( (v[a:b] gives b: the range's top)
-_VGPR = re.compile(r"[\s,\-|(]v(?:\[\d+:)?(\d+)")
-_AGPR = re.compile(r"[\s,\-|(]a(?:\[\d+:)?(\d+)")
+# a register operand follows a space, comma, sign, |abs| or neg( (see _register_tops)
+_OPERAND_START = np.zeros(256, dtype=bool)
+_OPERAND_START[list(b" \t\n\r\f\v,-|(")] = True
+_IS_DIGIT = np.zeros(256, dtype=bool)
+_IS_DIGIT[ord("0") : ord("9") + 1] = True
 # mnemonics gfx950 has and gfx90a/gfx942 lack (LLVM FeatureGFX950Insts and friends): CDNA4 told by its ISA
 _GFX950_ONLY = (
     "v_mfma_scale_", "v_mfma_f32_16x16x128", "v_mfma_f32_32x32x64", "v_mfma_f32_16x16x32_bf16",
@@ -134,12 +137,33 @@ def wait_kind(isa: str) -> str | None:
 
 
 @cache
+def _op_class(op: str) -> str:
+    """The class of a mnemonic that is not a wait (a bounded vocabulary, hence cached)."""
+    return next((cls for cls, prefixes in _PREFIXES if op.startswith(prefixes)), "other")
+
+
 def _classify(isa: str) -> tuple[str, bool]:
+    """An instruction's stall class, and whether it is a combined VMEM and LDS/SMEM wait."""
     kind = wait_kind(isa)
     if kind is not None:
         return ("vmem_wait", True) if kind == _COMBINED else (kind, False)
-    op = isa.strip().lower().split(" ", 1)[0]
-    return next((cls for cls, prefixes in _PREFIXES if op.startswith(prefixes)), "other"), False
+    return _op_class(isa.strip().lower().split(" ", 1)[0]), False
+
+
+def _mnemonics(isa: Sequence[str]) -> list[str]:
+    """Each instruction's mnemonic as written: the text before its first space."""
+    return [x.partition(" ")[0] or x.lstrip().partition(" ")[0] for x in isa]
+
+
+_WAIT = -1  # class id placeholder: a wait's class depends on its operands
+
+
+def _class_ids(ops: Sequence[str]) -> Int64s:
+    """The ``STALL_CLASSES`` index of each mnemonic, looked up once per distinct one; ``_WAIT`` for waits."""
+    of_op = {
+        op: _WAIT if op.lower().startswith("s_wait") else _CLASS_ID[_op_class(op.lower())] for op in dict.fromkeys(ops)
+    }
+    return np.array([of_op[op] for op in ops], dtype=np.int64)
 
 
 def stall_class(isa: str) -> str:
@@ -160,18 +184,58 @@ def _roundup(x: int, unit: int | None) -> int:
     return x if not unit else -(-x // unit) * unit
 
 
-def _arch(gfxip: int | None, isa: Sequence[str], override: str | None) -> tuple[str | None, str]:
+def _arch(gfxip: int | None, ops: Sequence[str], override: str | None) -> tuple[str | None, str]:
     if override:
         return override, "--arch"
-    gfx950 = next((op for op in isa if op.startswith(_GFX950_ONLY)), None) if gfxip in (9, None) else None
+    gfx950 = next((op for op in ops if op.startswith(_GFX950_ONLY)), None) if gfxip in (9, None) else None
     if gfx950 is not None:  # (some of these mnemonics exist on RDNA4 too, hence gfx9 only)
-        return "gfx950", f"{gfx950.split()[0]}: of the gfx9 chips only gfx950 has it"
-    if gfxip == 9 or (gfxip is None and any(op.startswith(("v_mfma", "v_accvgpr")) for op in isa)):
+        return "gfx950", f"{gfx950}: of the gfx9 chips only gfx950 has it"
+    if gfxip == 9 or (gfxip is None and any(op.startswith(("v_mfma", "v_accvgpr")) for op in ops)):
         return "gfx942", "gfxip 9 without gfx950-only instructions: gfx942's rules (gfx90a's are the same)"
     named = {11: "gfx1100", 12: "gfx1201"}
     if gfxip in named:
         return named[gfxip], f"gfxip {gfxip}: the rules of {named[gfxip]} (pass --arch for another chip)"
     return None, f"gfxip {gfxip}: no occupancy rules in kernelscope/data/arch (pass --arch)"
+
+
+def _numbers(b: npt.NDArray[np.uint8], starts: Int64s, ends: Int64s) -> Int64s:
+    """The decimal numbers at ``b[starts[i]:ends[i]]`` (digits only, at least one each)."""
+    value = np.zeros(len(starts), dtype=np.int64)
+    for k in range(int((ends - starts).max(initial=0))):
+        inside = starts + k < ends
+        digit = b[np.where(inside, starts + k, 0)].astype(np.int64) - ord("0")
+        value = np.where(inside, value * 10 + digit, value)
+    return value
+
+
+def _register_tops(text: str) -> dict[str, int]:
+    """Per register file (``v``, ``a``): the highest register index the operands name, plus one (0: none).
+
+    An operand is ``v`` or ``a`` after a space, comma, sign, ``|`` (abs) or ``(`` (neg), then a number
+    (``v7``) or a range ``[lo:hi]`` that counts its top. Array operations over the text's bytes: a regex
+    walk costs 3-4x more on a long listing.
+    """
+    b = np.frombuffer(text.encode() + b"\0", dtype=np.uint8)  # the NUL: every operand has a byte after it
+    nondigit = np.flatnonzero(~_IS_DIGIT[b])  # ends with the NUL
+
+    def digits_end(starts: Int64s) -> Int64s:
+        ends: Int64s = nondigit[np.searchsorted(nondigit, starts)]
+        return ends
+
+    letter, after = b[1:-1], b[2:]
+    is_reg = (letter == ord("v")) | (letter == ord("a"))
+    at = 1 + np.flatnonzero(is_reg & _OPERAND_START[b[:-2]] & (_IS_DIGIT[after] | (after == ord("["))))
+    starts = at + 1
+    ranged = b[starts] == ord("[")
+    low_end = digits_end(starts + 1)  # a range: "[lo:" then the top
+    starts = np.where(ranged, np.minimum(low_end + 1, len(b) - 1), starts)
+    valid = ~ranged | ((low_end > at + 2) & (b[low_end] == ord(":")))
+    ends = digits_end(starts)
+    valid &= ends > starts
+    at, starts, ends = at[valid], starts[valid], ends[valid]
+    value = _numbers(b, starts, ends)
+    vgpr = b[at] == ord("v")
+    return {"v": int(value[vgpr].max(initial=-1)) + 1, "a": int(value[~vgpr].max(initial=-1)) + 1}
 
 
 def registers(isa: Sequence[str], gfxip: int | None, arch: str | None = None) -> Registers:
@@ -181,11 +245,15 @@ def registers(isa: Sequence[str], gfxip: int | None, arch: str | None = None) ->
     granules (AMDGPUUsage, compute_pgm_rsrc1); the wave size is 32 on RDNA when the ISA names
     ``vcc_lo``/``exec_lo`` (wave32 code), else 64.
     """
-    text = "\n".join(isa)
-    top = {k: max(map(int, r.findall(text)), default=-1) + 1 for k, r in (("v", _VGPR), ("a", _AGPR))}
-    name, source = _arch(gfxip, isa, arch)
+    return _registers("\n".join(isa), _mnemonics(isa), gfxip, arch)
+
+
+def _registers(text: str, ops: Sequence[str], gfxip: int | None, arch: str | None) -> Registers:
+    """``registers`` of the instructions ``text`` (one per line), whose mnemonics are ``ops``."""
+    top = _register_tops(text)
+    name, source = _arch(gfxip, [op.lower() for op in dict.fromkeys(ops)], arch)
     lim = arch_limits(name) if name else None
-    wave = 32 if (gfxip or 0) >= 10 and any(_WAVE32_OPERANDS.search(x) for x in isa) else 64
+    wave = 32 if (gfxip or 0) >= 10 and _WAVE32_OPERANDS.search(text) else 64
     alloc = waves = cap = None
     if lim is not None:
         unified = bool(lim.get("unified_vgpr_agpr"))
@@ -309,27 +377,35 @@ def _share(part: int, whole: int) -> float:
     return 100.0 * part / whole if whole else 0.0
 
 
+def _take(items: list[str], rows: Int64s) -> list[str]:
+    return items if len(rows) == len(items) else list(map(items.__getitem__, rows.tolist()))
+
+
 class _Insts:
     """The instruction rows of a capture (labels dropped) as columns, with each one's stall class."""
 
-    def __init__(self, c: CodeTable, label: npt.NDArray[np.bool_], waitcnt: dict[int, frozenset[int]]) -> None:
+    def __init__(
+        self, c: CodeTable, ops: list[str], label: npt.NDArray[np.bool_], waitcnt: dict[int, frozenset[int]]
+    ) -> None:
         keep = np.flatnonzero(~label)
-        self.isa = [c.isa[i] for i in keep]
-        self.source = [c.source[i] for i in keep]
+        self.isa, self.source = _take(c.isa, keep), _take(c.source, keep)
         self.line, self.code_object, self.address = c.line[keep], c.code_object[keep], c.address[keep]
         self.hits, self.latency, self.stall, self.idle = c.hits[keep], c.latency[keep], c.stall[keep], c.idle[keep]
-        isa_of = dict(zip(self.line.tolist(), self.isa, strict=True))
-        pairs = [_classify(x) for x in self.isa]
-        self.classes = [cls for cls, _ in pairs]
+        self.class_id = _class_ids(_take(ops, keep))
         self.combined = CombinedWaits()
-        for i in [i for i, (_, both) in enumerate(pairs) if both]:
-            cls = self.classes[i] = _combined_class(waitcnt.get(int(self.line[i]), ()), isa_of)
-            stall = int(self.stall[i])
-            self.combined.instructions += 1
-            self.combined.stall_cycles += stall
-            self.combined.to_vmem += stall if cls == "vmem_wait" else 0
-            self.combined.to_lds_smem += 0 if cls == "vmem_wait" else stall
-        self.class_id = np.array([_CLASS_ID[x] for x in self.classes], dtype=np.int64)
+        waits = np.flatnonzero(self.class_id == _WAIT).tolist()
+        isa_of: dict[int, str] = {}
+        for i in waits:
+            cls, both = _classify(self.isa[i])
+            if both:
+                isa_of = isa_of or dict(zip(self.line.tolist(), self.isa, strict=True))
+                cls = _combined_class(waitcnt.get(int(self.line[i]), ()), isa_of)
+                stall = int(self.stall[i])
+                self.combined.instructions += 1
+                self.combined.stall_cycles += stall
+                self.combined.to_vmem += stall if cls == "vmem_wait" else 0
+                self.combined.to_lds_smem += 0 if cls == "vmem_wait" else stall
+            self.class_id[i] = _CLASS_ID[cls]
 
     def __len__(self) -> int:
         return len(self.isa)
@@ -345,7 +421,8 @@ def _hotspots(t: _Insts, top: int, context: int, total: int) -> list[Hotspot]:
     order = np.lexsort((t.address, t.code_object))  # address order within each code object
     at = np.empty(len(t), dtype=np.int64)
     at[order] = np.arange(len(t))
-    ranked = [i for i in np.lexsort((t.address, t.code_object, -t.latency, -t.stall)).tolist() if t.stall[i]]
+    ranked = np.lexsort((t.address, t.code_object, -t.latency, -t.stall))
+    ranked = ranked[t.stall[ranked] != 0].tolist()
     out = []
     for i in ranked[:top] if top else ranked:
         pos = int(at[i])
@@ -358,7 +435,7 @@ def _hotspots(t: _Insts, top: int, context: int, total: int) -> list[Hotspot]:
                 code_object=int(t.code_object[i]),
                 line=int(t.line[i]),
                 instruction=t.isa[i],
-                stall_class=t.classes[i],
+                stall_class=STALL_CLASSES[t.class_id[i]],
                 stall_cycles=int(t.stall[i]),
                 latency_cycles=int(t.latency[i]),
                 idle_cycles=int(t.idle[i]),
@@ -380,9 +457,10 @@ def _hotspots(t: _Insts, top: int, context: int, total: int) -> list[Hotspot]:
     return out
 
 
-def _source_lines(t: _Insts, total: int) -> list[SourceLine]:
-    index: dict[str, int] = {}
-    gid = np.array([index.setdefault(s, len(index)) for s in t.source], dtype=np.int64)
+def _source_lines(t: _Insts, total: int, top: int) -> list[SourceLine]:
+    """The ``top`` source lines by stall cycles (0: all)."""
+    index = {s: g for g, s in enumerate(dict.fromkeys(t.source))}
+    gid = np.array([index[s] for s in t.source], dtype=np.int64)
     n = len(index)
 
     def per(col: Int64s | None) -> list[int]:
@@ -391,7 +469,8 @@ def _source_lines(t: _Insts, total: int) -> list[SourceLine]:
 
     count, hits, latency, stall, idle = per(None), per(t.hits), per(t.latency), per(t.stall), per(t.idle)
     top_class = t.by_class(gid, n).argmax(axis=1).tolist()
-    out = [
+    ranked = sorted(index.items(), key=lambda sg: (-stall[sg[1]], -latency[sg[1]], sg[0]))
+    return [
         SourceLine(
             source=src or None,
             instructions=count[g],
@@ -402,14 +481,17 @@ def _source_lines(t: _Insts, total: int) -> list[SourceLine]:
             stall_share=_share(stall[g], total),
             top_class=STALL_CLASSES[top_class[g]] if stall[g] else None,
         )
-        for src, g in index.items()
+        for src, g in (ranked[:top] if top else ranked)
     ]
-    out.sort(key=lambda x: (-x.stall_cycles, -x.latency_cycles, x.source or ""))
-    return out
 
 
 def _kernels(
-    c: CodeTable, label: npt.NDArray[np.bool_], gfxip: int | None, arch: str | None, measured: dict[str, int]
+    c: CodeTable,
+    ops: list[str],
+    label: npt.NDArray[np.bool_],
+    gfxip: int | None,
+    arch: str | None,
+    measured: dict[str, int],
 ) -> list[KernelSummary]:
     """One summary per kernel: a ``; name`` label and the rows after it in line order (the decoder numbers
     each kernel's instructions consecutively after its label); rows before any label go by code object."""
@@ -433,7 +515,7 @@ def _kernels(
                     hits=int(c.hits[idx].sum()),
                     stall_cycles=int(c.stall[idx].sum()),
                     measured_waves_per_simd=measured.get(kname),
-                    registers=registers([c.isa[i] for i in idx], gfxip, arch),
+                    registers=_registers("\n".join(_take(c.isa, idx)), _take(ops, idx), gfxip, arch),
                 )
             )
     return out
@@ -450,26 +532,20 @@ def analyze(
         bins: points of the wave-state timeline.
         arch: the occupancy rules to use (``gfx950``, ``gfx1201``); default: told from gfxip and the ISA.
     """
-    label = capture.code.label
-    t = _Insts(capture.code, label, capture.sums.waitcnt)
+    ops = _mnemonics(capture.code.isa)
+    label = np.array([op.startswith(";") for op in ops], dtype=bool)  # "; <kernel name>" rows
+    t = _Insts(capture.code, ops, label, capture.sums.waitcnt)
     stall, latency = int(t.stall.sum()), int(t.latency.sum())
     breakdown = dict(zip(STALL_CLASSES, t.by_class(np.zeros(len(t), np.int64), 1)[0].tolist(), strict=True))
-    cycles = dict.fromkeys(STATES, 0)
-    for w in capture.waves:
-        for k, v in zip(STATES, w.state_cycles, strict=True):
-            cycles[k] += v
-    lifetime = sum(cycles.values())
-    lines = _source_lines(t, stall)
     measured, per_kernel = resident_waves(capture.occupancy, capture.dispatches) if capture.occupancy else (None, {})
-    kernels = _kernels(capture.code, label, capture.gfxip, arch, per_kernel)
+    kernels = _kernels(capture.code, ops, label, capture.gfxip, arch, per_kernel)
     main = max(kernels, key=lambda k: k.hits, default=None)
-    check = crosscheck(capture, cycles)
     notes = list(capture.notes)
-    if not check.ok:
-        notes.append(
-            f"code.json disagrees with the wave files on {check.mismatched_lines} instruction(s) "
-            "(wave files missing or from another run?)"
-        )
+    cycles = check = None
+    if capture.waves_read:
+        cycles = _state_cycles(capture.waves)
+        check = crosscheck(capture, cycles)
+        notes += _check_notes(check)
     for kern in kernels:
         limit = kern.registers.waves_per_simd
         if kern.measured_waves_per_simd and limit is not None and kern.measured_waves_per_simd > limit:
@@ -477,14 +553,13 @@ def analyze(
                 f"{kern.name}: {kern.measured_waves_per_simd} waves measured on one SIMD, more than the {limit} "
                 f"its VGPRs allow under {kern.registers.arch}'s rules: wrong architecture (pass --arch)?"
             )
-    if check.incomplete_waves:
-        notes.append(f"{check.incomplete_waves} wave(s) not fully stitched (num_stitched < num_insts)")
+    lifetime = sum(cycles.values()) if cycles else 0
     return AttResult(
         path=capture.path,
         gfxip=capture.gfxip,
         kernels=kernels,
         instructions=len(t),
-        waves=len(capture.waves),
+        waves=len(capture.waves) if capture.waves_read else None,
         hits=int(t.hits.sum()),
         latency_cycles=latency,
         stall_cycles=stall,
@@ -494,13 +569,34 @@ def analyze(
         stall_breakdown_pct={k: _share(v, stall) for k, v in breakdown.items()},
         combined_waits=t.combined,
         state_cycles=cycles,
-        state_pct={k: _share(v, lifetime) for k, v in cycles.items()},
+        state_pct={k: _share(v, lifetime) for k, v in cycles.items()} if cycles is not None else None,
         state_timeline=state_timeline(capture.wstates, bins),
         hotspots=_hotspots(t, top, context, stall),
-        source_lines=lines[:top] if top else lines,
+        source_lines=_source_lines(t, stall, top),
         measured_waves_per_simd=measured,
         vgpr_alloc=main.registers.vgpr_alloc if main else None,
         vgpr_waves_per_simd=main.registers.waves_per_simd if main else None,
         crosscheck=check,
         notes=notes,
     )
+
+
+def _state_cycles(waves: Sequence[AttWave]) -> dict[str, int]:
+    """Cycles per decoder wave state, summed over the waves' timelines."""
+    cycles = dict.fromkeys(STATES, 0)
+    for w in waves:
+        for k, v in zip(STATES, w.state_cycles, strict=True):
+            cycles[k] += v
+    return cycles
+
+
+def _check_notes(check: CrossCheck) -> list[str]:
+    notes = []
+    if not check.ok:
+        notes.append(
+            f"code.json disagrees with the wave files on {check.mismatched_lines} instruction(s) "
+            "(wave files missing or from another run?)"
+        )
+    if check.incomplete_waves:
+        notes.append(f"{check.incomplete_waves} wave(s) not fully stitched (num_stitched < num_insts)")
+    return notes

@@ -102,8 +102,9 @@ def _att(results: list[AttResult]) -> list[Finding]:
     out = []
     for a in results:
         split = ", ".join(f"{k} {v:.0f}%" for k, v in list(a.stall_breakdown_pct.items())[:3])
-        states = ", ".join(f"{k.upper()} {v:.0f}%" for k, v in a.state_pct.items())
-        text = f"{a.stall_pct:.0f}% of {a.latency_cycles:,} latency cycles stalled ({split}); wave states {states}"
+        text = f"{a.stall_pct:.0f}% of {a.latency_cycles:,} latency cycles stalled ({split})"
+        if a.state_pct is not None:
+            text += "; wave states " + ", ".join(f"{k.upper()} {v:.0f}%" for k, v in a.state_pct.items())
         out.append(Finding(topic="stalls", text=text, evidence=a.path))
         if a.measured_waves_per_simd is not None:
             est = f", registers allow {a.vgpr_waves_per_simd}" if a.vgpr_waves_per_simd is not None else ""

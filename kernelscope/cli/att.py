@@ -25,6 +25,14 @@ def att(
     arch: Annotated[
         Optional[str], typer.Option(help="Occupancy rules to use (gfx950, gfx1201); default: from the capture.")
     ] = None,
+    code_only: Annotated[
+        bool,
+        typer.Option(
+            "--code-only",
+            help="Read code.json alone: totals, hotspots, source lines, registers; no wave states, measured "
+            "occupancy or cross-check (a quick look at captures with thousands of wave files).",
+        ),
+    ] = False,
     workers: Annotated[
         Optional[int], typer.Option(help="Processes reading the wave files of large captures (default: CPUs).")
     ] = None,
@@ -42,7 +50,9 @@ def att(
                 tasks[folder] = bar.add_task(f"wave files of {Path(folder).name}", total=total)
             bar.update(tasks[folder], completed=done, refresh=True)
 
-        report = api.att(dirs, top=top, context=context, bins=bins, arch=arch, workers=workers, progress=tick)
+        report = api.att(
+            dirs, top=top, context=context, bins=bins, arch=arch, code_only=code_only, workers=workers, progress=tick
+        )
     if presenter is None:
         out.print(rich_renderable(report))
     else:

@@ -50,10 +50,6 @@ class CodeTable:
     def __len__(self) -> int:
         return len(self.isa)
 
-    @property
-    def label(self) -> npt.NDArray[np.bool_]:
-        return np.array([x.startswith(";") for x in self.isa], dtype=bool)
-
 
 class AttWave(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One wave file: where the wave ran, its lifetime, and its cycles per wave state."""
@@ -116,6 +112,7 @@ class AttCapture:
     occupancy: dict[int, list[OccupancyEvent]] | None = None  # shader engine -> events
     dispatches: dict[int, str] = field(default_factory=dict)  # occupancy kernel id -> name
     wstates: list[StateSeries] = field(default_factory=list)
+    waves_read: bool = True  # False: code.json alone was read (the wave files may exist)
     notes: list[str] = field(default_factory=list)
 
 
@@ -231,7 +228,7 @@ class AttResult(msgspec.Struct, kw_only=True):
     gfxip: int | None
     kernels: list[KernelSummary]
     instructions: int
-    waves: int
+    waves: int | None  # traced waves (wave files); None when they were not read (--code-only)
     hits: int
     latency_cycles: int
     stall_cycles: int
@@ -240,15 +237,15 @@ class AttResult(msgspec.Struct, kw_only=True):
     stall_breakdown: dict[str, int]
     stall_breakdown_pct: dict[str, float]
     combined_waits: CombinedWaits
-    state_cycles: dict[str, int]
-    state_pct: dict[str, float]
+    state_cycles: dict[str, int] | None  # None: wave files not read
+    state_pct: dict[str, float] | None
     state_timeline: StateTimeline | None
     hotspots: list[Hotspot]
     source_lines: list[SourceLine]
     measured_waves_per_simd: int | None  # most waves resident on one SIMD at once, all kernels
     vgpr_alloc: int | None  # of the kernel with the most executed instructions
     vgpr_waves_per_simd: int | None  # what that allocation alone allows
-    crosscheck: CrossCheck
+    crosscheck: CrossCheck | None  # None: wave files not read
     notes: list[str]
     schema: str = ATT_SCHEMA
 

@@ -47,7 +47,7 @@ def _summary(r: AttResult) -> list[tuple[str, str]]:
     return [
         ("kernel", kernels),
         ("instructions", f"{r.instructions:,}"),
-        ("traced waves", f"{r.waves:,}"),
+        ("traced waves", f"{r.waves:,}" if r.waves is not None else "not read (--code-only)"),
         ("hits", f"{r.hits:,}"),
         ("latency cycles", f"{r.latency_cycles:,}"),
         ("stall cycles", f"{r.stall_cycles:,} ({r.stall_pct:.1f}% of latency)"),
@@ -121,12 +121,16 @@ def _stall_table(r: AttResult) -> Table:
 
 
 def _states_table(r: AttResult) -> Table:
+    title = "Wave states (decoder names; % of traced wave lifetime)"
+    cycles, pct = r.state_cycles, r.state_pct
+    if cycles is None or pct is None:
+        return Table(title, STATE_COLUMNS, [], notes=["wave files not read (--code-only)"])
     rows = [
-        {"state": k.upper(), "cycles": _n(r.state_cycles[k]), "pct": r.state_pct[k], "bar": _bar(r.state_pct[k])}
+        {"state": k.upper(), "cycles": _n(cycles[k]), "pct": pct[k], "bar": _bar(pct[k])}
         for k in STATES
-        if k != "empty" or r.state_cycles[k]
+        if k != "empty" or cycles[k]
     ]
-    return Table("Wave states (decoder names; % of traced wave lifetime)", STATE_COLUMNS, rows)
+    return Table(title, STATE_COLUMNS, rows)
 
 
 def _occupancy_table(r: AttResult) -> Table:
@@ -153,6 +157,8 @@ def _occupancy_table(r: AttResult) -> Table:
 
 def _check_table(r: AttResult) -> Table:
     c = r.crosscheck
+    if c is None:
+        return Table("Cross-check: code.json against the wave files", CHECK_COLUMNS, [], notes=r.notes)
     rows = [
         {"counter": k, "code": _n(v), "waves": _n(c.wave_totals[k]), "diff": _n(c.wave_totals[k] - v)}
         for k, v in c.code_totals.items()
@@ -160,7 +166,7 @@ def _check_table(r: AttResult) -> Table:
     listed = f" (filenames.json lists {c.listed_wave_files})" if c.listed_wave_files is not None else ""
     states = "no wstates files"
     if c.wstates_cycles is not None:
-        same = all(r.state_cycles[k] == v for k, v in c.wstates_cycles.items())
+        same = r.state_cycles is not None and all(r.state_cycles[k] == v for k, v in c.wstates_cycles.items())
         states = "equal" if same else "DIFFERENT"
     summary = [
         ("result", "identical" if c.ok else "DIFFERENT"),
@@ -241,12 +247,15 @@ def rich_renderable(report: AttReport) -> Group:
         stall, states, hot, lines, occ, check = tables(r)
         parts += [Text(r.path, style="bold"), Text("  ".join(f"{k}: {v}" for k, v in stall.summary), style="dim")]
         parts += [rich_table(stall), *(Text(f"note: {n}", style="yellow") for n in stall.notes)]
-        parts += [rich_table(states), *_timeline(r), rich_table(hot)]
+        if states.rows:
+            parts.append(rich_table(states))
+        parts += [*(Text(f"{states.title}: {n}", style="dim") for n in states.notes), *_timeline(r), rich_table(hot)]
         for h in r.hotspots[:CONTEXT_SHOWN]:
             parts += [Text(f"around {h.code_object}:0x{h.address:x} (stall cycles, instruction)", style="bold")]
             parts += [Text(line, style="bold red" if line.startswith(">") else "dim") for line in _context_lines(h)]
         parts += [rich_table(lines), rich_table(occ), Text("  ".join(f"{k}: {v}" for k, v in occ.summary), style="dim")]
-        parts += [rich_table(check), Text("  ".join(f"{k}: {v}" for k, v in check.summary), style="dim")]
+        if check.rows:  # none under --code-only (the notes say why)
+            parts += [rich_table(check), Text("  ".join(f"{k}: {v}" for k, v in check.summary), style="dim")]
         parts += [*(Text(f"note: {n}", style="yellow") for n in check.notes), Text("")]
     return Group(*parts)
 

@@ -111,8 +111,11 @@ class _WStates(msgspec.Struct, gc=False):
     state: list[int]
 
 
-class _Filenames(msgspec.Struct, gc=False):
+class _Gfxip(msgspec.Struct, gc=False):
     gfxip: int | None = None
+
+
+class _Filenames(_Gfxip, gc=False):
     wave_filenames: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
 
 
@@ -385,6 +388,10 @@ def _by_wait(pairs: Int64s) -> dict[int, frozenset[int]]:
     return {k: frozenset(v) for k, v in out.items()}
 
 
+_NONE = np.zeros(0, dtype=np.int64)
+_NO_SUMS = WaveSums(_NONE, _NONE, _NONE, _NONE, 0, {})
+
+
 def find_captures(path: Path) -> list[Path]:
     """``path`` itself when it holds code.json, else every folder below it that does (sorted)."""
     if not path.exists():
@@ -402,11 +409,18 @@ def find_captures(path: Path) -> list[Path]:
     return found
 
 
-def read(path: str | Path, *, workers: int | None = None, progress: Progress | None = None) -> AttCapture:
+CODE_ONLY_NOTE = "code.json only (--code-only): no wave states, measured occupancy or cross-check"
+
+
+def read(
+    path: str | Path, *, waves: bool = True, workers: int | None = None, progress: Progress | None = None
+) -> AttCapture:
     """Read one ATT folder: code.json, every wave file, occupancy.json and wstates<k>.json.
 
     Args:
         path: the ``ui_output_agent_*`` folder (it must hold ``code.json``).
+        waves: False reads code.json and the gfxip of filenames.json only (``--code-only``: the totals,
+            hotspots, source lines and registers, without the bulk of a capture's bytes).
         workers: processes for the wave files of large captures (default: one per CPU).
         progress: called with (wave files read, wave files) as the reading advances.
     """
@@ -417,11 +431,17 @@ def read(path: str | Path, *, workers: int | None = None, progress: Progress | N
     doc = _decode(code_path, _Code, f"rocprofv3 ATT code.json rows [{CODE_HEADER}]")
     if doc.header is not None and doc.header.replace(" ", "") != CODE_HEADER.replace(" ", ""):
         raise _FormatError(code_path, f"the columns [{CODE_HEADER}]", f"[{doc.header}]")
+    code = _columns(doc.code, code_path)
+    names = folder / "filenames.json"
+    expected = "filenames.json with gfxip and wave_filenames"
+    if not waves:
+        gfxip = _decode(names, _Gfxip, expected).gfxip if names.is_file() else None
+        return AttCapture(path=str(folder), code=code, waves=[], sums=_NO_SUMS, gfxip=gfxip, waves_read=False,
+                          notes=[CODE_ONLY_NOTE])  # fmt: skip
     notes: list[str] = []
     gfxip = listed = None
-    names = folder / "filenames.json"
     if names.is_file():
-        fn = _decode(names, _Filenames, "filenames.json with gfxip and wave_filenames")
+        fn = _decode(names, _Filenames, expected)
         gfxip = fn.gfxip
         listed = sum(
             len(ids) for simds in fn.wave_filenames.values() for slots in simds.values() for ids in slots.values()
@@ -440,7 +460,7 @@ def read(path: str | Path, *, workers: int | None = None, progress: Progress | N
         notes.append("no occupancy.json: resident waves not measured")
     return AttCapture(
         path=str(folder),
-        code=_columns(doc.code, code_path),
+        code=code,
         waves=part.waves,
         sums=WaveSums(hits, latency, stall, idle, part.no_pc, _by_wait(part.waitcnt)),
         gfxip=gfxip,
