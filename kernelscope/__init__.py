@@ -1,13 +1,45 @@
-"""kernelscope: one data model and one tool for GPU kernel performance work, AMD and NVIDIA alike."""
+"""kernelscope: one data model and one tool for GPU kernel performance work, AMD and NVIDIA alike.
 
-from kernelscope.analyses.gap import GapOptions, GapResult, gap
-from kernelscope.api import gap_report, index_sources, locate_sources
-from kernelscope.identity import classify
-from kernelscope.model import KernelLaunch, Profile
-from kernelscope.readers import detect, load, read
-from kernelscope.timing import bench
+The names below load on first use (PEP 562): ``import kernelscope.readers.att`` or ``kscope att`` need not
+import every analysis first.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kernelscope.analyses.gap import GapOptions as GapOptions
+    from kernelscope.analyses.gap import GapResult as GapResult
+    from kernelscope.analyses.gap import gap as gap
+    from kernelscope.api import gap_report as gap_report
+    from kernelscope.api import index_sources as index_sources
+    from kernelscope.api import locate_sources as locate_sources
+    from kernelscope.identity import classify as classify
+    from kernelscope.model import KernelLaunch as KernelLaunch
+    from kernelscope.model import Profile as Profile
+    from kernelscope.readers import detect as detect
+    from kernelscope.readers import load as load
+    from kernelscope.readers import read as read
+    from kernelscope.timing import bench as bench
 
 __version__ = "0.1.0"
+_WHERE = {
+    "GapOptions": "kernelscope.analyses.gap",
+    "GapResult": "kernelscope.analyses.gap",
+    "gap": "kernelscope.analyses.gap",
+    "gap_report": "kernelscope.api",
+    "index_sources": "kernelscope.api",
+    "locate_sources": "kernelscope.api",
+    "classify": "kernelscope.identity",
+    "KernelLaunch": "kernelscope.model",
+    "Profile": "kernelscope.model",
+    "detect": "kernelscope.readers",
+    "load": "kernelscope.readers",
+    "read": "kernelscope.readers",
+    "bench": "kernelscope.timing",
+}
 __all__ = [
     "GapOptions",
     "GapResult",
@@ -23,3 +55,15 @@ __all__ = [
     "locate_sources",
     "read",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'kernelscope' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])

@@ -1,32 +1,104 @@
-"""The ``kscope`` command line: a thin shell over ``kernelscope.api``."""
+"""The ``kscope`` command line: a thin shell over ``kernelscope.api``.
+
+Each command's module is imported when the command is looked up (the click "lazy group" pattern), so
+``kscope att DIR`` loads the ATT reader and presenter and not the trace readers, the identity rules or the
+optimization loop; ``kscope --help`` loads them all to show their help lines.
+"""
 
 from __future__ import annotations
 
-import typer
+import importlib
+from collections.abc import ItemsView, Iterator, ValuesView
+from typing import Any
 
-from kernelscope.cli.att import att
-from kernelscope.cli.bench import bench
-from kernelscope.cli.ceilings import ceilings
-from kernelscope.cli.classify import classify
-from kernelscope.cli.demo import demo
-from kernelscope.cli.diff import diff
-from kernelscope.cli.fit import fit
-from kernelscope.cli.gap import gap
-from kernelscope.cli.hw import hw
-from kernelscope.cli.isa import isa
-from kernelscope.cli.loop import evaluate, init, ledger, task_app
-from kernelscope.cli.memory import memory_app
-from kernelscope.cli.ncu import ncu
-from kernelscope.cli.profile import profile
-from kernelscope.cli.replay import replay
-from kernelscope.cli.report import report, shapes
-from kernelscope.cli.roofline import roofline
-from kernelscope.cli.skills import skills_app
-from kernelscope.cli.sources import find, index
-from kernelscope.cli.suggest import suggest
+import typer
+import typer.core
+import typer.main
+import typer.models
+from typer._click.core import Command  # typer 0.29 vendors click; the click package is not installed
+
+# name -> (module in kernelscope.cli, attribute: a command function or a sub-app), in help order
+COMMANDS: dict[str, tuple[str, str]] = {
+    "gap": ("gap", "gap"),
+    "diff": ("diff", "diff"),
+    "classify": ("classify", "classify"),
+    "index": ("sources", "index"),
+    "find": ("sources", "find"),
+    "isa": ("isa", "isa"),
+    "ceilings": ("ceilings", "ceilings"),
+    "hw": ("hw", "hw"),
+    "fit": ("fit", "fit"),
+    "att": ("att", "att"),
+    "ncu": ("ncu", "ncu"),
+    "roofline": ("roofline", "roofline"),
+    "replay": ("replay", "replay"),
+    "report": ("report", "report"),
+    "shapes": ("report", "shapes"),
+    "bench": ("bench", "bench"),
+    "demo": ("demo", "demo"),
+    "init": ("loop", "init"),
+    "eval": ("loop", "evaluate"),
+    "ledger": ("loop", "ledger"),
+    "suggest": ("suggest", "suggest"),
+    "profile": ("profile", "profile"),
+    "task": ("loop", "task_app"),
+    "memory": ("memory", "memory_app"),
+    "skills": ("skills", "skills_app"),
+}
+# the workload's own arguments follow `--`; options kscope does not know are the workload's
+_CONTEXT = {"profile": {"allow_extra_args": True, "ignore_unknown_options": True}}
+
+
+def _load(name: str) -> Command:
+    module, attr = COMMANDS[name]
+    obj = getattr(importlib.import_module(f"kernelscope.cli.{module}"), attr)
+    if isinstance(obj, typer.Typer):
+        group = typer.main.get_group(obj)
+        group.name = name
+        return group
+    info = typer.models.CommandInfo(name=name, callback=obj, context_settings=_CONTEXT.get(name))
+    return typer.main.get_command_from_info(
+        info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode
+    )
+
+
+class _Commands(dict[str, Command]):
+    """The root's commands as click keeps them (``group.commands``), each built on first lookup."""
+
+    def __missing__(self, name: str) -> Command:
+        if name not in COMMANDS:
+            raise KeyError(name)
+        command = self[name] = _load(name)
+        return command
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in COMMANDS else default
+
+    def __contains__(self, name: object) -> bool:
+        return name in COMMANDS
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(COMMANDS)
+
+    def __len__(self) -> int:
+        return len(COMMANDS)
+
+    def items(self) -> ItemsView[str, Command]:  # type: ignore[override]
+        return {n: self[n] for n in COMMANDS}.items()
+
+    def values(self) -> ValuesView[Command]:  # type: ignore[override]
+        return {n: self[n] for n in COMMANDS}.values()
+
+
+class _LazyGroup(typer.core.TyperGroup):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = _Commands()
+
 
 app = typer.Typer(
     name="kscope",
+    cls=_LazyGroup,
     help="kernelscope: profile, rank, name, read and evaluate GPU kernels (AMD ROCm and NVIDIA CUDA).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -37,33 +109,6 @@ app = typer.Typer(
 @app.callback()
 def _root() -> None:
     """kernelscope: profile, rank, name, read and evaluate GPU kernels (AMD ROCm and NVIDIA CUDA)."""
-
-
-app.command()(gap)
-app.command()(diff)
-app.command()(classify)
-app.command()(index)
-app.command()(find)
-app.command()(isa)
-app.command()(ceilings)
-app.command()(hw)
-app.command()(fit)
-app.command()(att)
-app.command()(ncu)
-app.command()(roofline)
-app.command()(replay)
-app.command()(report)
-app.command()(shapes)
-app.command()(bench)
-app.command()(demo)
-app.command()(init)
-app.add_typer(task_app, name="task")
-app.command("eval")(evaluate)
-app.command()(ledger)
-app.command()(suggest)
-app.add_typer(memory_app, name="memory")
-app.add_typer(skills_app, name="skills")
-app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(profile)
 
 
 def main() -> None:

@@ -1,0 +1,144 @@
+"""The notebook-facing API. Each function here backs one CLI command with the same parameters.
+
+The functions live in private modules by area (``_gap``, ``_code``, ``_instructions``, ...) and load on
+first use (PEP 562), so a command imports only what it runs: ``kscope att`` never loads the trace
+readers, ``kscope gap`` never loads the ATT analysis.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kernelscope.api._code import bench_target as bench_target
+    from kernelscope.api._code import ceilings as ceilings
+    from kernelscope.api._code import counters_roofline as counters_roofline
+    from kernelscope.api._code import fit as fit
+    from kernelscope.api._code import gpu_peaks as gpu_peaks
+    from kernelscope.api._code import hardware as hardware
+    from kernelscope.api._code import isa as isa
+    from kernelscope.api._code import roofline as roofline
+    from kernelscope.api._gap import diff as diff
+    from kernelscope.api._gap import gap_report as gap_report
+    from kernelscope.api._instructions import att as att
+    from kernelscope.api._instructions import ncu as ncu
+    from kernelscope.api._instructions import source_page as source_page
+    from kernelscope.api._loop import evaluate as evaluate
+    from kernelscope.api._loop import init_workspace as init_workspace
+    from kernelscope.api._loop import ledger as ledger
+    from kernelscope.api._loop import new_task as new_task
+    from kernelscope.api._loop import show_task as show_task
+    from kernelscope.api._memory import memory_init as memory_init
+    from kernelscope.api._memory import memory_latest as memory_latest
+    from kernelscope.api._memory import memory_list as memory_list
+    from kernelscope.api._memory import memory_mask as memory_mask
+    from kernelscope.api._memory import memory_new as memory_new
+    from kernelscope.api._memory import memory_set as memory_set
+    from kernelscope.api._memory import memory_show as memory_show
+    from kernelscope.api._memory import memory_summary as memory_summary
+    from kernelscope.api._memory import memory_unmask as memory_unmask
+    from kernelscope.api._names import classify_names as classify_names
+    from kernelscope.api._names import index_sources as index_sources
+    from kernelscope.api._names import locate_sources as locate_sources
+    from kernelscope.api._names import read_names as read_names
+    from kernelscope.api._profile import ProfileResult as ProfileResult
+    from kernelscope.api._profile import profile as profile
+    from kernelscope.api._report import report as report
+    from kernelscope.api._report import suggest as suggest
+    from kernelscope.api._shapes import replay as replay
+    from kernelscope.api._shapes import replay_candidates as replay_candidates
+    from kernelscope.api._shapes import shapes as shapes
+
+_WHERE = {
+    "bench_target": "_code",
+    "ceilings": "_code",
+    "counters_roofline": "_code",
+    "fit": "_code",
+    "gpu_peaks": "_code",
+    "hardware": "_code",
+    "isa": "_code",
+    "roofline": "_code",
+    "diff": "_gap",
+    "gap_report": "_gap",
+    "att": "_instructions",
+    "ncu": "_instructions",
+    "source_page": "_instructions",
+    "evaluate": "_loop",
+    "init_workspace": "_loop",
+    "ledger": "_loop",
+    "new_task": "_loop",
+    "show_task": "_loop",
+    "memory_init": "_memory",
+    "memory_latest": "_memory",
+    "memory_list": "_memory",
+    "memory_mask": "_memory",
+    "memory_new": "_memory",
+    "memory_set": "_memory",
+    "memory_show": "_memory",
+    "memory_summary": "_memory",
+    "memory_unmask": "_memory",
+    "classify_names": "_names",
+    "index_sources": "_names",
+    "locate_sources": "_names",
+    "read_names": "_names",
+    "ProfileResult": "_profile",
+    "profile": "_profile",
+    "report": "_report",
+    "suggest": "_report",
+    "replay": "_shapes",
+    "replay_candidates": "_shapes",
+    "shapes": "_shapes",
+}
+__all__ = [
+    "ProfileResult",
+    "att",
+    "bench_target",
+    "ceilings",
+    "classify_names",
+    "counters_roofline",
+    "diff",
+    "evaluate",
+    "fit",
+    "gap_report",
+    "gpu_peaks",
+    "hardware",
+    "index_sources",
+    "init_workspace",
+    "isa",
+    "ledger",
+    "locate_sources",
+    "memory_init",
+    "memory_latest",
+    "memory_list",
+    "memory_mask",
+    "memory_new",
+    "memory_set",
+    "memory_show",
+    "memory_summary",
+    "memory_unmask",
+    "ncu",
+    "new_task",
+    "profile",
+    "read_names",
+    "replay",
+    "replay_candidates",
+    "report",
+    "roofline",
+    "shapes",
+    "show_task",
+    "source_page",
+    "suggest",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'kernelscope.api' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"kernelscope.api.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])

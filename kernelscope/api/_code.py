@@ -1,0 +1,188 @@
+"""Code objects, hardware and the roofline: ``kscope isa``, ``fit``, ``ceilings``, ``hw``, ``roofline``, ``bench``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from kernelscope import readers
+from kernelscope.analyses.fit import FitReport
+from kernelscope.analyses.fit import fit as fit_kernel
+from kernelscope.analyses.ncu import cost as ncu_cost
+from kernelscope.analyses.occupancy import arch_limits, occupancy
+from kernelscope.analyses.roofline import Cost, Peaks, RooflineResult, from_calls, from_measured, point
+from kernelscope.analyses.roofline import evaluate as evaluate_expression
+from kernelscope.ceilings.measure import CeilingProfile
+from kernelscope.ceilings.store import find_profile, load_profile
+from kernelscope.codeobj.read import read_code_objects
+from kernelscope.errors import InputError
+from kernelscope.hw.specs import GpuSpec, database, detect, lookup
+from kernelscope.model import KernelLaunch
+from kernelscope.model.codeobj import CodeObject
+from kernelscope.model.measurement import Measurement
+from kernelscope.readers._sniff import sniff
+from kernelscope.readers.kineto_ops import read_op_calls
+from kernelscope.timing import bench, load_target
+
+
+def isa(
+    paths: Sequence[str | Path],
+    *,
+    block_size: int | None = None,
+    dynamic_shared: int | None = None,
+    arch: str | None = None,
+) -> list[CodeObject]:
+    """``kscope isa``: resources, instruction mix and occupancy of every kernel in the code objects
+    (only ``arch``'s, e.g. ``sm_90`` or ``gfx942``, from binaries built for several)."""
+    if not paths:
+        raise InputError("no code objects given")
+    if block_size is not None and block_size <= 0:
+        raise InputError(f"--block-size {block_size}: must be a positive thread count")
+    objs = read_code_objects([Path(p) for p in paths], arch)
+    for o in objs:
+        for k in o.kernels:
+            k.occupancy = occupancy(k, block_size, dynamic_shared)
+            if k.occupancy is None and arch_limits(k.arch) is None:
+                note = f"occupancy: no limits for {k.arch} in kernelscope/data/arch"
+                if note not in o.notes:
+                    o.notes.append(note)
+    return objs
+
+
+def ceilings(*, gib: float = 2.0, repeats: int = 20, save: bool = True) -> tuple[CeilingProfile, Path | None]:
+    """``kscope ceilings``: measure the present GPU; with ``save`` the profile is stored for roofline."""
+    if gib <= 0 or repeats <= 0:
+        raise InputError("--gib and --repeats must be positive")
+    from kernelscope.ceilings.measure import measure  # imports torch: only when asked
+    from kernelscope.ceilings.store import save_profile
+
+    profile = measure(gib=gib, repeats=repeats)
+    return profile, save_profile(profile) if save else None
+
+
+def hardware(name: str | None = None) -> tuple[list[GpuSpec], str | None]:
+    """``kscope hw``: one entry (``name``) or the whole database, and the present GPU's name."""
+    detected = detect()
+    if name is not None:
+        return [lookup(name)], detected
+    return list(database().values()), detected
+
+
+def fit(
+    paths: Sequence[str | Path],
+    *,
+    block_size: int | None = None,
+    dynamic_shared: int | None = None,
+    arch: str | None = None,
+) -> FitReport:
+    """``kscope fit``: the ISA fit view of every kernel in the code objects."""
+    objs = isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
+    return FitReport(kernels=[fit_kernel(k) for o in objs for k in o.kernels])
+
+
+def gpu_peaks(gpu: str | None, device_hint: str | None, ceilings_file: Path | None) -> Peaks:
+    name = gpu or device_hint or detect()
+    if name is None:
+        raise InputError("which GPU? pass --gpu NAME (kscope hw lists them); none detected and the trace names none")
+    spec = lookup(name)
+    tf: dict[str, float] = {}
+    sources: dict[str, str] = {}
+    for dt in ("bf16", "fp16", "fp8", "tf32"):
+        v = spec.number(f"{dt}_matrix_tflops")
+        if v is not None:
+            tf[dt] = v
+            sources[dt] = spec.specs[f"{dt}_matrix_tflops"].source
+    for key, field in (("vector", "fp32_tflops"), ("fp32", "fp32_tflops"), ("fp64", "fp64_matrix_tflops")):
+        v = spec.number(field)
+        if v is not None:
+            tf[key] = v
+            sources[key] = spec.specs[field].source
+    bw = spec.number("memory_bandwidth_gbs")
+    if bw is not None:
+        sources["bandwidth"] = spec.specs["memory_bandwidth_gbs"].source
+    peaks = Peaks(gpu=spec.name, datasheet_tflops=tf, datasheet_gbs=bw, sources=sources)
+    prof = (
+        load_profile(ceilings_file) if ceilings_file else find_profile(spec.aliases[0] if spec.aliases else spec.name)
+    )
+    if prof is not None:
+        by = {c.what: c.value for c in prof.ceilings}
+        peaks.measured_tflops = {k.removesuffix("_tflops"): v for k, v in by.items() if k.endswith("_tflops")}
+        peaks.measured_gbs = max((by.get("copy_gbs", 0.0), by.get("read_gbs", 0.0))) or None
+        peaks.measured_on = f"{prof.device}, {prof.driver}, {prof.date}"
+    return peaks
+
+
+def counters_roofline(launches: Sequence[KernelLaunch], peaks: Peaks, dtype: str) -> RooflineResult:
+    """One roofline point per Nsight Compute launch, from the FLOPs and DRAM bytes its counters hold."""
+    costs = [ncu_cost(k) for k in launches]
+    return from_measured(
+        [(c.name, c.flops, c.tensor_flops, c.dram_bytes, float(c.duration_ns)) for c in costs], peaks, dtype
+    )
+
+
+def roofline(
+    trace: Path | None = None,
+    *,
+    gpu: str | None = None,
+    flops: str | None = None,
+    bytes_moved: str | None = None,
+    time_us: float | None = None,
+    dtype: str = "bf16",
+    vector: bool = False,
+    var: Sequence[str] = (),
+    label: str = "kernel",
+    ceilings_file: Path | None = None,
+) -> RooflineResult:
+    """``kscope roofline``: from a trace's recorded op shapes, an Nsight Compute report's counters, or
+    given FLOPs/bytes/time."""
+    if trace is not None and sniff(Path(trace)) in ("ncu-rep", "ncu-csv"):
+        report = readers.read(trace)  # once: loading an .ncu-rep is the slow part
+        device = report.devices[0].name if report.devices else None
+        return counters_roofline(report.launches, gpu_peaks(gpu, device, ceilings_file), dtype)
+    if trace is not None:
+        calls, device = read_op_calls(Path(trace))
+        if not calls:
+            raise InputError(f"{trace}: no kernels linked to recorded ops (profile with record_shapes=True)")
+        return from_calls(calls, gpu_peaks(gpu, device, ceilings_file))
+    if flops is None or bytes_moved is None or time_us is None:
+        raise InputError("give a trace, or --flops, --bytes and --time-us")
+    variables: dict[str, float] = {}
+    for v in var:
+        name, _, value = v.partition("=")
+        try:
+            variables[name.strip()] = float(value)
+        except ValueError:
+            raise InputError(f"--var {v}: expected NAME=NUMBER") from None
+    cost = Cost(
+        flops=evaluate_expression(flops, variables),
+        bytes=evaluate_expression(bytes_moved, variables),
+        dtype=dtype,
+        matrix=not vector,
+    )
+    peaks = gpu_peaks(gpu, None, ceilings_file)
+    return RooflineResult(peaks=peaks, points=[point(label, cost, time_us * 1e3, 1, peaks)])
+
+
+def bench_target(
+    target: str,
+    *,
+    args: Sequence[str] = (),
+    mode: str = "cold",
+    graph: bool = False,
+    warmup_ms: float = 50.0,
+    min_time_ms: float = 300.0,
+    calls: int | None = None,
+    timer: str = "events",
+) -> Measurement:
+    """``kscope bench``: load ``FILE.py:FACTORY`` (or ``MODULE:FACTORY``), then ``kernelscope.bench`` it."""
+    fn = load_target(target, args)
+    return bench(
+        fn,
+        label=target,
+        mode=mode,
+        graph=graph,
+        warmup_ms=warmup_ms,
+        min_time_ms=min_time_ms,
+        calls=calls,
+        timer=timer,
+    )

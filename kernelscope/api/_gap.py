@@ -1,0 +1,164 @@
+"""Gap tables and profile diffs: ``kscope gap`` and ``kscope diff``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import msgspec
+
+from kernelscope import readers
+from kernelscope.analyses.diff import DiffOptions, DiffResult
+from kernelscope.analyses.diff import diff as diff_profiles
+from kernelscope.analyses.gap import GapAccumulator, GapOptions, GapResult, GroupBy, attach_sources, gap
+from kernelscope.analyses.stats import ALPHA, MIN_SAMPLES, RESAMPLES
+from kernelscope.analyses.window import Window, phases, select
+from kernelscope.api._names import locate_sources
+from kernelscope.errors import InputError
+from kernelscope.model import Profile
+
+Progress = Callable[[str], None]
+
+
+def _with_rank(batch: Profile, rank: int) -> Profile:
+    batch.launches = [k if k.rank is not None else msgspec.structs.replace(k, rank=rank) for k in batch.launches]
+    batch.memory_ops = [m if m.rank is not None else msgspec.structs.replace(m, rank=rank) for m in batch.memory_ops]
+    batch.annotations = [a if a.rank is not None else msgspec.structs.replace(a, rank=rank) for a in batch.annotations]
+    return batch
+
+
+def _batches(
+    paths: Sequence[Path], fmt: str | None, progress: Progress | None, *, whole: bool = False
+) -> Iterator[Profile]:
+    """Every file's batches; with several files, a file that names no rank gets its position as rank.
+
+    ``whole`` reads each file at once (``readers.read``): only then are launches linked to API calls
+    that come later in the file (``launch_ns``), which step windows and phases need.
+    """
+    for i, p in enumerate(paths):
+        for batch in [readers.read(p, fmt=fmt)] if whole else readers.stream(p, fmt=fmt):
+            if progress:
+                progress(str(p))
+            yield _with_rank(batch, i) if len(paths) > 1 else batch
+
+
+def _feed(acc: GapAccumulator, paths: Sequence[Path], fmt: str | None, progress: Progress | None) -> None:
+    """Stream every file into ``acc``: as columns where the reader decodes to them, else as records."""
+    for i, p in enumerate(paths):
+        columns = readers.stream_columns(p, fmt=fmt)
+        if columns is None:
+            for batch in _batches([p], fmt, progress):
+                acc.add(_with_rank(batch, i) if len(paths) > 1 else batch)
+            continue
+        for cols in columns:
+            if progress:
+                progress(str(p))
+            acc.add_columns(replace(cols, rank=i) if len(paths) > 1 and cols.rank is None else cols)
+
+
+def gap_report(
+    paths: Sequence[str | Path],
+    *,
+    fmt: str | None = None,
+    window: str | None = None,
+    phase_by: str | None = None,
+    group_by: GroupBy = "name",
+    per_rank: bool = False,
+    include_memory: bool = False,
+    find_sources: bool = False,
+    repo: Sequence[str | Path] | None = None,
+    index_db: Path | None = None,
+    progress: Progress | None = None,
+) -> GapResult:
+    """Rank the kernels of one or more profiler outputs by GPU time.
+
+    Without ``window``/``phase_by`` the files are streamed through the aggregation as columns (memory
+    bounded by the reader's batch, no record per launch); with them the profile is materialized as
+    records, since selecting steps needs the annotations and the launch correlations of the whole file.
+    """
+    if not paths:
+        raise InputError("no input files given")
+    if find_sources and group_by not in ("name", "function"):
+        raise InputError("--find-sources needs --group-by name or function (rows must be kernels)")
+    result = _gap(paths, fmt, window, phase_by, group_by, per_rank, include_memory, progress)
+    if find_sources:
+        names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
+        found = locate_sources(names, repos=repo or (), db=index_db)
+        attach_sources(result, {m.name: m for m in found})
+    return result
+
+
+def _gap(
+    paths: Sequence[str | Path],
+    fmt: str | None,
+    window: str | None,
+    phase_by: str | None,
+    group_by: GroupBy,
+    per_rank: bool,
+    include_memory: bool,
+    progress: Progress | None,
+) -> GapResult:
+    files = [Path(p) for p in paths]
+    for f in files:  # fail on a bad path before reading anything, so no partial work is shown
+        if fmt is None:
+            readers.detect(f)
+    options = GapOptions(include_memory=include_memory, group_by=group_by, per_rank=per_rank)
+    if window is None and phase_by is None:
+        acc = GapAccumulator(options)
+        _feed(acc, files, fmt, progress)
+        return acc.result()
+    profile = Profile.combine(list(_batches(files, fmt, progress, whole=True)))
+    win = Window.parse(window) if window is not None else None
+    if win is not None:
+        profile = select(profile, win)
+    result = gap(profile, options)
+    result.window = win.describe() if win else None
+    if phase_by is not None:
+        parts = []
+        for label, sub in phases(profile, phase_by).items():
+            r = gap(sub, options)
+            r.phase = label
+            parts.append(r)
+        result.phases = sorted(parts, key=lambda r: -r.totals.kernel_time_us)
+    return result
+
+
+def diff(
+    a: Sequence[str | Path],
+    b: Sequence[str | Path],
+    *,
+    fmt: str | None = None,
+    window: str | None = None,
+    group_by: GroupBy = "name",
+    alpha: float = ALPHA,
+    min_launches: int = MIN_SAMPLES,
+    resamples: int = RESAMPLES,
+    seed: int | None = 0,
+    progress: Progress | None = None,
+) -> DiffResult:
+    """``kscope diff``: compare profile B against baseline A kernel by kernel, with significance.
+
+    Several files on a side are ranks or repeats, merged as ``gap_report`` merges them. Without
+    ``window`` each side streams through the aggregation as columns; with it, each side is read as
+    records, since selecting steps needs the annotations and launch correlations of the whole file.
+    """
+    if not a or not b:
+        raise InputError("kscope diff needs files on both sides: A B, or --a FILE... --b FILE...")
+    options = DiffOptions(group_by=group_by, alpha=alpha, min_launches=min_launches, resamples=resamples, seed=seed)
+    sides = [[Path(p) for p in a], [Path(p) for p in b]]
+    for f in sides[0] + sides[1]:  # fail on a bad path before reading anything, so no partial work is shown
+        if fmt is None:
+            readers.detect(f)
+    win = Window.parse(window) if window is not None else None
+    accs = []
+    for files in sides:
+        acc = GapAccumulator(GapOptions(group_by=group_by))
+        if win is None:
+            _feed(acc, files, fmt, progress)
+        else:
+            acc.add(select(Profile.combine(list(_batches(files, fmt, progress, whole=True))), win))
+        accs.append(acc)
+    result = diff_profiles(accs[0], accs[1], options)
+    result.window = win.describe() if win else None
+    return result

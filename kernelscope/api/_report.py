@@ -1,0 +1,153 @@
+"""``kscope report`` and ``kscope suggest``: every input read once, shown or ranked."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kernelscope import readers
+from kernelscope.analyses.coverage import coverage, runs_from_calls
+from kernelscope.analyses.ncu import selector, summarize
+from kernelscope.analyses.report import Report
+from kernelscope.analyses.report import build as build_report
+from kernelscope.analyses.roofline import from_calls
+from kernelscope.analyses.suggest import Evidence, rank
+from kernelscope.api._code import counters_roofline, gpu_peaks, isa
+from kernelscope.api._gap import gap_report
+from kernelscope.api._instructions import att, source_page
+from kernelscope.api._names import locate_sources
+from kernelscope.errors import InputError
+from kernelscope.loop import git as loop_git
+from kernelscope.loop import ledger as loop_ledger
+from kernelscope.loop import workspace as loop_workspace
+from kernelscope.model.suggest import SuggestResult
+from kernelscope.readers import ncu_source
+from kernelscope.readers._sniff import sniff
+from kernelscope.readers.kineto_ops import read_op_calls
+from kernelscope.readers.shape_ledger import read as read_shape_ledger
+
+REPORT_CANDIDATES = 5  # ranked experiments in a report's headline and Candidates table
+
+
+def report(
+    traces: Sequence[str | Path] = (),
+    *,
+    code: Sequence[str | Path] = (),
+    shapes_file: Path | None = None,
+    ncu_report: Path | None = None,
+    att_dirs: Sequence[str | Path] = (),
+    gpu: str | None = None,
+    ceilings_file: Path | None = None,
+    window: str | None = None,
+    title: str | None = None,
+) -> Report:
+    """``kscope report``: gap, roofline (Kineto traces with shapes), code objects, Nsight Compute source
+    counters, shape coverage."""
+    if not traces and not code and shapes_file is None and ncu_report is None and not att_dirs:
+        raise InputError("nothing to report: give traces, --code, --ncu, --att or --shapes")
+    ev = _evidence(traces, ncu_report=ncu_report, att_dirs=att_dirs, code=code, gpu=gpu,
+                   ceilings_file=ceilings_file, window=window)  # fmt: skip
+    runs = read_shape_ledger(shapes_file) if shapes_file is not None else []
+    if ev.calls and shapes_file is None:
+        kineto = next(Path(t) for t in traces if sniff(Path(t)) == "kineto")
+        runs = runs_from_calls(ev.calls, model=kineto.name.split(".")[0], stage=None)
+    extra = [p for p in (shapes_file, ncu_report) if p is not None]
+    inputs = [str(p) for p in [*traces, *code, *att_dirs, *extra]]
+    return build_report(
+        title=title or f"kernelscope report: {Path(inputs[0]).name}",
+        created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        inputs=inputs,
+        gap=ev.gap,
+        roofline=from_calls(ev.calls, ev.peaks) if ev.calls and ev.peaks else None,
+        code=list(ev.code),
+        coverage=coverage(runs) if runs else None,
+        ncu=summarize(ev.ncu) if ev.ncu is not None else None,
+        att=list(ev.att),
+        candidates=rank(ev, top=REPORT_CANDIDATES).experiments,
+    )
+
+
+def _evidence(
+    traces: Sequence[str | Path],
+    *,
+    ncu_report: Path | None,
+    att_dirs: Sequence[str | Path],
+    code: Sequence[str | Path],
+    gpu: str | None,
+    ceilings_file: Path | None,
+    window: str | None = None,
+) -> Evidence:
+    """Every input read once, for ``suggest`` to rank and ``report`` to show: the gap table, the first
+    Kineto trace's ops with shapes, the ncu report's source page, launches and roofline, ATT, code objects."""
+    gap = gap_report(traces, window=window) if traces else None
+    kineto = [Path(t) for t in traces if sniff(Path(t)) == "kineto"]
+    calls, device = read_op_calls(kineto[0]) if kineto else ([], None)
+    peaks = gpu_peaks(gpu, device, ceilings_file) if calls else None
+    source, launches, devices, measured, notes = None, [], [], None, []
+    if ncu_report is not None:
+        source = source_page(Path(ncu_report))
+        if ncu_source.is_report(Path(ncu_report)):  # the source-page CSV holds no launches or counters
+            report = readers.read(ncu_report)
+            launches, devices = report.launches, report.devices
+            try:
+                hw = peaks or gpu_peaks(gpu, devices[0].name if devices else None, ceilings_file)
+                measured = counters_roofline(
+                    launches, hw, "bf16"
+                )  # matrix work judged as bf16, as kscope roofline does
+            except InputError as exc:  # a GPU missing from the database: ncu's own speed of light stands in
+                notes.append(f"no roofline from the ncu counters: {exc}")
+    given = (("trace", traces), ("ncu", [ncu_report] if ncu_report else []), ("att", att_dirs), ("isa", code))
+    return Evidence(
+        inputs={kind: [str(p) for p in paths] for kind, paths in given if paths},
+        gap=gap,
+        calls=calls,
+        peaks=peaks,
+        ncu=source,
+        ncu_launches=launches,
+        ncu_roofline=measured,
+        devices=devices,
+        att=att(att_dirs).captures if att_dirs else [],
+        code=isa(code) if code else [],
+        notes=notes,
+    )
+
+
+def suggest(
+    traces: Sequence[str | Path] = (),
+    *,
+    ncu_report: Path | None = None,
+    att_dirs: Sequence[str | Path] = (),
+    code: Sequence[str | Path] = (),
+    kernel: str | None = None,
+    workspace: str | Path | None = None,
+    repo: str | Path | None = None,
+    index_db: Path | None = None,
+    gpu: str | None = None,
+    ceilings_file: Path | None = None,
+    top: int = 10,
+) -> SuggestResult:
+    """``kscope suggest``: ranked experiments (lever, kernel, rationale, risk, expected effect, eval contract)
+    from the given evidence; ``workspace``'s ledger demotes levers that already failed on a kernel, ``repo``
+    names the source and test files (``docs/suggest.md``)."""
+    if not traces and ncu_report is None and not att_dirs and not code:
+        raise InputError("nothing to suggest from: give a trace, --ncu, --att or --isa")
+    if top < 1:
+        raise InputError(f"--top {top}: need at least 1")
+    selector(kernel)  # a bad pattern fails before anything is read
+    ws = loop_workspace.open_workspace(Path(workspace)) if workspace is not None else None
+    ev = _evidence(traces, ncu_report=ncu_report, att_dirs=att_dirs, code=code, gpu=gpu, ceilings_file=ceilings_file)
+    if ws is not None:
+        records, _ = loop_ledger.read(ws.ledger)
+        inputs = {**ev.inputs, "ledger": [str(ws.ledger)]}
+        ev = replace(ev, inputs=inputs, ledger=records, workspace=str(ws.root))
+    result = rank(ev, kernel=kernel, top=top)
+    if repo is None or not result.experiments:
+        return result
+    names = list(dict.fromkeys(e.kernel.name for e in result.experiments))
+    found = {m.name: m for m in locate_sources(names, repos=[repo], db=index_db)}
+    root = Path(repo).resolve()
+    head = loop_git.resolve(root, "HEAD") if (root / ".git").exists() else None
+    ev = replace(ev, inputs={**ev.inputs, "repo": [str(root)]}, sources=found, repo=str(root), baseline=head)
+    return rank(ev, kernel=kernel, top=top)

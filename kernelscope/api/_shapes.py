@@ -1,0 +1,41 @@
+"""Recorded op shapes: ``kscope shapes`` and ``kscope replay``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from kernelscope.analyses.coverage import runs_from_calls
+from kernelscope.analyses.replay import candidates as replay_list
+from kernelscope.analyses.replay import select as select_replay
+from kernelscope.errors import InputError
+from kernelscope.model.replay import Replay, ReplayList
+from kernelscope.model.shapes import ShapeRun
+from kernelscope.readers.kineto_ops import read_op_calls
+
+
+def shapes(traces: Sequence[str | Path], *, model: str | None = None, stage: str | None = None) -> list[ShapeRun]:
+    """``kscope shapes``: shape-ledger records (kernel, op, input shapes, dtype, time) from Kineto traces
+    recorded with shapes; ``model`` defaults to each trace's file name."""
+    runs: list[ShapeRun] = []
+    for t in traces:
+        calls, _ = read_op_calls(Path(t))
+        if not calls:
+            raise InputError(f"{t}: no kernels linked to recorded ops (profile with record_shapes=True)")
+        runs += runs_from_calls(calls, model=model or Path(t).name.split(".")[0], stage=stage)
+    return runs
+
+
+def replay(trace: str | Path, *, kernel: str | None = None, op: str | None = None, rank: int = 1) -> Replay:
+    """``kscope replay``: the op call to replay from a Kineto trace recorded with shapes: the ``rank``-th
+    hottest signature (op, shapes, dtypes, strides, scalars) of the ops that launched kernels matching
+    ``kernel`` (a regex) or of the op named ``op``; ``presenters.replay.script`` writes its script."""
+    calls, device = read_op_calls(Path(trace), enclosing=True)
+    return select_replay(calls, kernel=kernel, op=op, rank=rank, trace=str(trace), device=device)
+
+
+def replay_candidates(trace: str | Path, *, kernel: str | None = None, op: str | None = None) -> ReplayList:
+    """``kscope replay --list``: the signatures ``replay`` chooses from, hottest first, and which of them
+    can be replayed (all the trace's innermost ops when neither ``kernel`` nor ``op`` is given)."""
+    calls, device = read_op_calls(Path(trace), enclosing=True)
+    return replay_list(calls, kernel=kernel, op=op, trace=str(trace), device=device)
