@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 import subprocess
 from collections import defaultdict
@@ -541,6 +542,50 @@ def test_waitcnt_records_of_another_layout_are_a_format_error(tmp_path: Path, wa
     bad.write_text(json.dumps(doc))
     with pytest.raises(FormatError, match=f"{bad.name}: expected wave.waitcnt"):
         reader.read(tmp_path / "c")
+
+
+def _row_of_four(w: dict[str, Any]) -> None:
+    w["instructions"][3] = w["instructions"][3][:4]
+
+
+def _text_in_a_row(w: dict[str, Any]) -> None:
+    w["instructions"][0][2] = "x"
+
+
+def _negative_line(w: dict[str, Any]) -> None:
+    w["instructions"][1][4] = -3
+
+
+def _state_seven(w: dict[str, Any]) -> None:
+    w["timeline"][0][0] = 7
+
+
+def _no_timeline(w: dict[str, Any]) -> None:
+    del w["timeline"]
+
+
+@pytest.mark.parametrize(
+    ("spoil", "message"),
+    [
+        (_row_of_four, "wave.instructions: arrays of 5 integers"),
+        (_text_in_a_row, "wave.instructions: arrays of 5 integers"),
+        (_negative_line, "instruction line numbers >= 0"),
+        (_state_seven, "wave states 0..4"),
+        (_no_timeline, "a rocprofv3 ATT wave file"),
+    ],
+    ids=["row-of-four", "text", "negative-line", "state-7", "no-timeline"],
+)
+def test_a_bad_wave_file_among_many_is_named(
+    tmp_path: Path, spoil: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    """The wave files of a chunk are parsed together; an error still names the one file at fault."""
+    shutil.copytree(ATT / "rmsnorm" / "big" / "ui_output_agent_19276_dispatch_18", tmp_path / "c")
+    bad = sorted((tmp_path / "c").glob("se*.json"))[37]
+    doc = json.loads(bad.read_text())
+    spoil(doc["wave"])
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(FormatError, match=f"{bad.name}: expected {re.escape(message)}"):
+        reader.read(tmp_path / "c", workers=1)
 
 
 def test_parent_folder_finds_every_capture() -> None:
