@@ -51,6 +51,7 @@ from _common import ROOT, machine, publish
 from kernelscope import api
 from kernelscope.model.att import AttResult
 from kernelscope.presenters.att import PRESENTERS
+from kernelscope.readers import att as att_reader
 
 CORPUS = ROOT / "tests" / "data" / "att"
 HEADING = "## ATT analysis: kscope att vs FlyDSL hotspot_analyzer.py"
@@ -178,7 +179,7 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     folders = sorted(p.parent for p in CORPUS.rglob("code.json")) + [p.resolve() for p in args.extra]
     rows, checks, regs = [], [], []
-    times: list[tuple[float, float, float]] = []  # per folder: FlyDSL, kscope full, kscope --code-only (ms)
+    times: list[tuple[float, float, float, float]] = []  # FlyDSL, kscope full, --code-only, its code.json read (ms)
     below: list[str] = []  # captures where more waves ran than FlyDSL's occupancy allows
     over: list[str] = []  # ... than kscope's VGPR limit allows
     moved: list[tuple[str, int, int]] = []  # combined-wait stall cycles kscope counts as LDS/SMEM waits
@@ -187,11 +188,12 @@ def main() -> None:
         t_fly = median_ms(lambda f=folder: flydsl_report(fly, f), args.repeats)
         t_full = median_ms(lambda f=folder: kscope_json(f, code_only=False), args.repeats)
         t_code = median_ms(lambda f=folder: kscope_json(f, code_only=True), args.repeats)
+        t_read = median_ms(lambda f=folder: att_reader.read(f, waves=False), args.repeats)
         r = results[folder] = api.att([folder], top=10).captures[0]
         ours, theirs = kscope_totals(r), flydsl_totals(fly, folder)
         code_only = kscope_totals(api.att([folder], top=10, code_only=True).captures[0])
         name = "/".join(folder.parts[-3:-1]) if folder.is_relative_to(CORPUS) else folder.parts[-4]
-        times.append((t_fly, t_full, t_code))
+        times.append((t_fly, t_full, t_code, t_read))
         rows.append(
             f"| {name} | {r.waves or 0:,} | {_mb(folder):.1f} | {t_fly:.2f} | {t_full:.2f} | {t_fly / t_full:.2f} x "
             f"| {t_code:.2f} | {t_fly / t_code:.1f} x |"
@@ -239,13 +241,15 @@ def main() -> None:
         )
     mach = machine(("msgspec", "numpy"))
     n = len(folders)
-    sums = [sum(t[i] for t in times) for i in range(3)]
+    sums = [sum(t[i] for t in times) for i in range(4)]
     wave_mb = sum(_mb(f) for f in folders)
     verdict = (
         f"Sum over the {n} folders: FlyDSL {sums[0]:.1f} ms, kscope full {sums[1]:.1f} ms "
         f"({sums[0] / sums[1]:.2f} x), kscope --code-only {sums[2]:.1f} ms ({sums[0] / sums[2]:.1f} x). "
         f"Target ≥ 10 x faster than FlyDSL: {'met' if sums[0] / sums[1] >= 10 else 'NOT met'} by the full analysis, "
-        f"{'met' if sums[0] / sums[2] >= 10 else 'NOT met'} like for like. The full analysis reads "
+        f"{'met' if sums[0] / sums[2] >= 10 else 'NOT met'} like for like: 10 x would leave {sums[0] / 10:.1f} ms "
+        f"for all {n} folders, and reading code.json alone (file, msgspec decode, the columns as numpy arrays) "
+        f"takes {sums[3]:.1f} ms of kscope's {sums[2]:.1f}. The full analysis reads "
         f"{wave_mb:.0f} MB of wave files FlyDSL never opens ({wave_mb / max(sums[1] - sums[2], 1e-9) * 1e3:.0f} "
         "MB/s here: msgspec decode plus numpy's integer parse); that is the price of its extra output (wave states "
         "and timeline, the cross-check, combined-wait attribution)."
