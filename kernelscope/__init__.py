@@ -6,8 +6,9 @@ import every analysis first.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kernelscope._lazy import exports
 
 if TYPE_CHECKING:
     from kernelscope.analyses.gap import GapOptions as GapOptions
@@ -56,14 +57,4 @@ __all__ = [
     "read",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'kernelscope' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+__getattr__, __dir__ = exports(__name__, _WHERE)

@@ -7,15 +7,14 @@ readers, ``kscope gap`` never loads the ATT analysis.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kernelscope._lazy import exports
 
 if TYPE_CHECKING:
     from kernelscope.api._code import bench_target as bench_target
     from kernelscope.api._code import ceilings as ceilings
-    from kernelscope.api._code import counters_roofline as counters_roofline
     from kernelscope.api._code import fit as fit
-    from kernelscope.api._code import gpu_peaks as gpu_peaks
     from kernelscope.api._code import hardware as hardware
     from kernelscope.api._code import isa as isa
     from kernelscope.api._code import roofline as roofline
@@ -23,7 +22,6 @@ if TYPE_CHECKING:
     from kernelscope.api._gap import gap_report as gap_report
     from kernelscope.api._instructions import att as att
     from kernelscope.api._instructions import ncu as ncu
-    from kernelscope.api._instructions import source_page as source_page
     from kernelscope.api._loop import evaluate as evaluate
     from kernelscope.api._loop import init_workspace as init_workspace
     from kernelscope.api._loop import ledger as ledger
@@ -51,44 +49,41 @@ if TYPE_CHECKING:
     from kernelscope.api._shapes import shapes as shapes
 
 _WHERE = {
-    "bench_target": "_code",
-    "ceilings": "_code",
-    "counters_roofline": "_code",
-    "fit": "_code",
-    "gpu_peaks": "_code",
-    "hardware": "_code",
-    "isa": "_code",
-    "roofline": "_code",
-    "diff": "_gap",
-    "gap_report": "_gap",
-    "att": "_instructions",
-    "ncu": "_instructions",
-    "source_page": "_instructions",
-    "evaluate": "_loop",
-    "init_workspace": "_loop",
-    "ledger": "_loop",
-    "new_task": "_loop",
-    "show_task": "_loop",
-    "memory_init": "_memory",
-    "memory_latest": "_memory",
-    "memory_list": "_memory",
-    "memory_mask": "_memory",
-    "memory_new": "_memory",
-    "memory_set": "_memory",
-    "memory_show": "_memory",
-    "memory_summary": "_memory",
-    "memory_unmask": "_memory",
-    "classify_names": "_names",
-    "index_sources": "_names",
-    "locate_sources": "_names",
-    "read_names": "_names",
-    "ProfileResult": "_profile",
-    "profile": "_profile",
-    "report": "_report",
-    "suggest": "_report",
-    "replay": "_shapes",
-    "replay_candidates": "_shapes",
-    "shapes": "_shapes",
+    "bench_target": "kernelscope.api._code",
+    "ceilings": "kernelscope.api._code",
+    "fit": "kernelscope.api._code",
+    "hardware": "kernelscope.api._code",
+    "isa": "kernelscope.api._code",
+    "roofline": "kernelscope.api._code",
+    "diff": "kernelscope.api._gap",
+    "gap_report": "kernelscope.api._gap",
+    "att": "kernelscope.api._instructions",
+    "ncu": "kernelscope.api._instructions",
+    "evaluate": "kernelscope.api._loop",
+    "init_workspace": "kernelscope.api._loop",
+    "ledger": "kernelscope.api._loop",
+    "new_task": "kernelscope.api._loop",
+    "show_task": "kernelscope.api._loop",
+    "memory_init": "kernelscope.api._memory",
+    "memory_latest": "kernelscope.api._memory",
+    "memory_list": "kernelscope.api._memory",
+    "memory_mask": "kernelscope.api._memory",
+    "memory_new": "kernelscope.api._memory",
+    "memory_set": "kernelscope.api._memory",
+    "memory_show": "kernelscope.api._memory",
+    "memory_summary": "kernelscope.api._memory",
+    "memory_unmask": "kernelscope.api._memory",
+    "classify_names": "kernelscope.api._names",
+    "index_sources": "kernelscope.api._names",
+    "locate_sources": "kernelscope.api._names",
+    "read_names": "kernelscope.api._names",
+    "ProfileResult": "kernelscope.api._profile",
+    "profile": "kernelscope.api._profile",
+    "report": "kernelscope.api._report",
+    "suggest": "kernelscope.api._report",
+    "replay": "kernelscope.api._shapes",
+    "replay_candidates": "kernelscope.api._shapes",
+    "shapes": "kernelscope.api._shapes",
 }
 __all__ = [
     "ProfileResult",
@@ -96,12 +91,10 @@ __all__ = [
     "bench_target",
     "ceilings",
     "classify_names",
-    "counters_roofline",
     "diff",
     "evaluate",
     "fit",
     "gap_report",
-    "gpu_peaks",
     "hardware",
     "index_sources",
     "init_workspace",
@@ -127,18 +120,7 @@ __all__ = [
     "roofline",
     "shapes",
     "show_task",
-    "source_page",
     "suggest",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'kernelscope.api' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"kernelscope.api.{_WHERE[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+__getattr__, __dir__ = exports(__name__, _WHERE)
