@@ -8,6 +8,7 @@ import importlib
 import inspect
 import subprocess
 import sys
+from collections.abc import Callable
 from types import ModuleType
 
 import pytest
@@ -38,3 +39,22 @@ def test_importing_the_api_loads_no_analysis() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_cli_loads_a_command_module_when_the_command_is_looked_up() -> None:
+    code = (
+        "import sys, typer.main\n"
+        "from kernelscope.cli import app\n"
+        "group = typer.main.get_command(app)\n"
+        "before = sorted(m for m in sys.modules if m.startswith('kernelscope.cli.'))\n"
+        "group.commands['att']\n"
+        "after = sorted(m for m in sys.modules if m.startswith('kernelscope.cli.'))\n"
+        "print(before, after, sorted(group.commands.keys()) == sorted(group.list_commands(None)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["[]", "['kernelscope.cli._common',", "'kernelscope.cli.att']", "True"]
+
+
+def test_a_mistyped_command_gets_a_suggestion(kscope: Callable[..., subprocess.CompletedProcess[str]]) -> None:
+    proc = kscope("atx")
+    assert proc.returncode == 2 and "Did you mean 'att'?" in proc.stderr

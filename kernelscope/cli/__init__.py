@@ -8,7 +8,7 @@ optimization loop; ``kscope --help`` loads them all to show their help lines.
 from __future__ import annotations
 
 import importlib
-from collections.abc import ItemsView, Iterator, ValuesView
+from collections.abc import ItemsView, Iterator, KeysView, ValuesView
 from typing import Any
 
 import typer
@@ -82,6 +82,9 @@ class _Commands(dict[str, Command]):
 
     def __len__(self) -> int:
         return len(COMMANDS)
+
+    def keys(self) -> KeysView[str]:  # type: ignore[override]  # for "Did you mean ...?": all names, none loaded
+        return COMMANDS.keys()
 
     def items(self) -> ItemsView[str, Command]:  # type: ignore[override]
         return {n: self[n] for n in COMMANDS}.items()
