@@ -378,7 +378,10 @@ def _share(part: int, whole: int) -> float:
 
 
 def _take(items: list[str], rows: Int64s) -> list[str]:
-    return items if len(rows) == len(items) else list(map(items.__getitem__, rows.tolist()))
+    """``items`` at ``rows``; ``items`` itself when ``rows`` is every index in order."""
+    if len(rows) == len(items) and bool(np.all(rows[1:] > rows[:-1])):
+        return items
+    return list(map(items.__getitem__, rows.tolist()))
 
 
 class _Insts:
