@@ -30,6 +30,11 @@ CO = "tests/data/codeobj"
 ATT = "tests/data/att"
 NSYS = "tests/data/nsys/h100_transformer_eager.sqlite"
 
+
+def _files(folder: str, pattern: str) -> list[str]:
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / folder).rglob(pattern))
+
+
 # name -> argv after `kscope`; "{out}" is a fresh empty folder of the case's own
 CASES: dict[str, list[str]] = {
     "gap-eager": ["gap", K_EAGER, "--top", "0"],
@@ -43,10 +48,10 @@ CASES: dict[str, list[str]] = {
     "gap-nsys": ["gap", NSYS, "--json"],
     "gap-ncu-csv": ["gap", f"{NCU}/h100_gemm_softmax_ln_details.csv.gz", "--json"],
     "gap-ncu-rep": ["gap", f"{NCU}/h100_softmax_fast.ncu-rep", "--json"],
-    "gap-rocprof-trace": ["gap", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / MI / "rmsnorm").rglob("*kernel_trace.csv")), "--json"],
-    "gap-rocprof-stats": ["gap", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / MI / "rmsnorm").rglob("*kernel_stats.csv")), "--json"],
-    "gap-rocpd": ["gap", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests/data/rocpd").glob("*.db")), "--json"],
-    "gap-rocprof-json": ["gap", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests/data/rocprof_json").glob("*.json")), "--json"],
+    "gap-rocprof-trace": ["gap", *_files(f"{MI}/rmsnorm", "*kernel_trace.csv"), "--json"],
+    "gap-rocprof-stats": ["gap", *_files(f"{MI}/rmsnorm", "*kernel_stats.csv"), "--json"],
+    "gap-rocpd": ["gap", *_files("tests/data/rocpd", "*.db"), "--json"],
+    "gap-rocprof-json": ["gap", *_files("tests/data/rocprof_json", "*.json"), "--json"],
     "gap-missing": ["gap", "no/such/file.json"],
     "diff": ["diff", K_EAGER, K_COMPILE, "--json"],
     "diff-table": ["diff", K_EAGER, K_COMPILE, "--top", "0"],
@@ -84,8 +89,8 @@ CASES: dict[str, list[str]] = {
     "task-from-gap": ["init", "{out}/ws", "&&", "git", "init", "-q", "{out}/repo", "&&",
                       "git", "-C", "{out}/repo", "-c", "user.name=k", "-c", "user.email=k@k", "commit", "-q",
                       "--allow-empty", "-m", "base", "&&",
-                      "task", "new", "t1", "--from-gap", K_EAGER, "-w", "{out}/ws", "--repo", "{out}/repo", "--baseline-ref", "HEAD",
-                      "--eval-command", "true", "--allowed", "src/*", "--timeout", "60",
+                      "task", "new", "t1", "--from-gap", K_EAGER, "-w", "{out}/ws", "--repo", "{out}/repo",
+                      "--baseline-ref", "HEAD", "--eval-command", "true", "--allowed", "src/*", "--timeout", "60",
                       "--direction", "lower", "--metric", "time_us", "--json"],
 }
 
