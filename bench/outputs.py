@@ -102,7 +102,7 @@ _SCRUB = [
 
 
 def _scrub(text: str, out: str) -> str:
-    text = text.replace(out, "<out>").replace(sys.prefix, "<venv>")
+    text = text.replace(out, "<out>").replace(sys.prefix, "<venv>").replace(str(ROOT / "kernelscope"), "<pkg>")
     for pat, rep in _SCRUB:
         text = pat.sub(rep, text)
     return text
