@@ -182,6 +182,8 @@ def test_roofline_from_nsight_compute_counters() -> None:
     """Bytes, time and FLOPs equal ncu's own raw-page export of the same report (MB/us units as printed)."""
     import csv
 
+    pytest.importorskip("ncu_report")  # the optional [ncu] extra reads .ncu-rep files
+
     with gzip.open(NCU / "h100_softmax_slow_raw.csv.gz", "rt") as f:
         header, units, row = list(csv.reader(f))[:3]
     raw = dict(zip(header, row, strict=True))

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from kernelscope.api._code import hardware as hardware
     from kernelscope.api._code import isa as isa
     from kernelscope.api._code import roofline as roofline
+    from kernelscope.api._doctor import doctor as doctor
     from kernelscope.api._gap import diff as diff
     from kernelscope.api._gap import gap_report as gap_report
     from kernelscope.api._instructions import att as att
@@ -55,6 +56,7 @@ _WHERE = {
     "hardware": "kernelscope.api._code",
     "isa": "kernelscope.api._code",
     "roofline": "kernelscope.api._code",
+    "doctor": "kernelscope.api._doctor",
     "diff": "kernelscope.api._gap",
     "gap_report": "kernelscope.api._gap",
     "att": "kernelscope.api._instructions",
@@ -92,6 +94,7 @@ __all__ = [
     "ceilings",
     "classify_names",
     "diff",
+    "doctor",
     "evaluate",
     "fit",
     "gap_report",

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import ItemsView, Iterator, KeysView, ValuesView
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 import typer.core
 import typer.main
 import typer.models
-from typer._click.core import Command  # typer 0.29 vendors click; the click package is not installed
+
+if TYPE_CHECKING:
+    from typer._click.core import Command  # typer >= 0.29 vendors click
+else:
+    Command = object  # a type hint only: older typer builds on the click package, newer on its own copy
 
 # name -> (module in kernelscope.cli, attribute: a command function or a sub-app), in help order
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -44,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "task": ("loop", "task_app"),
     "memory": ("memory", "memory_app"),
     "skills": ("skills", "skills_app"),
+    "doctor": ("doctor", "doctor"),
 }
 # the workload's own arguments follow `--`; options kscope does not know are the workload's
 _CONTEXT = {"profile": {"allow_extra_args": True, "ignore_unknown_options": True}}

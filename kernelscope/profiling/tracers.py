@@ -115,7 +115,7 @@ def att(cfg: ProfileConfig, out: Path) -> Invocation:
     k, a = cfg.kernels, cfg.att
     if next(out.glob("**/*.att"), None) is not None:  # the decoder would mix both captures' code objects
         raise InputError(f"{out} holds an earlier ATT capture; give a new folder with --out")
-    lib = _att_decoder()
+    lib = att_decoder()
     argv = ["rocprofv3", "--att", "--kernel-trace", "--output-format", "csv"]
     argv += ["--att-target-cu", str(a.target_cu), "--att-shader-engine-mask", a.shader_engine_mask]
     argv += ["--att-simd-select", a.simd_select, "--att-buffer-size", a.buffer_size]
@@ -131,7 +131,7 @@ def att(cfg: ProfileConfig, out: Path) -> Invocation:
 _DECODER = "librocprof-trace-decoder.so"
 
 
-def _att_decoder() -> str | None:
+def att_decoder() -> str | None:
     """Folder of the ROCprof Trace Decoder: ``$ROCPROF_ATT_LIBRARY_PATH`` or ROCm's lib (rocprofv3's own
     default search); None where neither has it (a dry run on a machine without ROCm)."""
     for d in (os.environ.get("ROCPROF_ATT_LIBRARY_PATH"), os.environ.get("ROCM_PATH", "/opt/rocm") + "/lib"):
