@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -165,15 +166,21 @@ def _package_check(module: str, dist: str, enables: tuple[str, ...], fix: str) -
 
 def _dependencies() -> list[Check]:
     """kernelscope's own required packages, with the versions installed (what a bug report needs)."""
+    try:
+        reqs = md.requires("kernelscope") or []
+    except md.PackageNotFoundError:  # run from a source tree (PYTHONPATH): its pyproject.toml says the same
+        pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+        reqs = tomllib.loads(pyproject.read_text())["project"]["dependencies"] if pyproject.exists() else []
     out = []
-    for req in md.requires("kernelscope") or []:
+    for req in reqs:
         if "extra ==" in req:
             continue
         dist = re.split(r"[\s<>=!~;\[]", req, maxsplit=1)[0]
         try:
             out.append(Check(name=dist, kind="package", status="ok", version=md.version(dist)))
         except md.PackageNotFoundError:
-            out.append(Check(name=dist, kind="package", status="missing", enables=["kernelscope itself"],
+            out.append(Check(name=dist, kind="package", status="missing",
+                             enables=[f"kernelscope (it requires {dist})"],
                              fix="pip install kernelscope (its dependencies are missing)"))  # fmt: skip
     return out
 

@@ -116,3 +116,17 @@ def test_cli_json_and_table(tmp_path: Path) -> None:
     table = subprocess.run([sys.executable, "-m", "kernelscope", "doctor"], capture_output=True, text=True, env=env,
                            check=False, timeout=120)  # fmt: skip
     assert table.returncode == 0 and "Tools and packages" in table.stdout
+
+
+def test_dependencies_from_a_source_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run from a checkout on PYTHONPATH (no installed metadata): the dependencies come from pyproject.toml."""
+    import importlib.metadata as md
+    import tomllib
+
+    def not_installed(name: str) -> list[str]:
+        raise md.PackageNotFoundError(name)
+
+    monkeypatch.setattr(doctor_mod.md, "requires", not_installed)
+    declared = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = {c.name for c in doctor_mod._dependencies()}
+    assert len(names) == len(declared) and {"msgspec", "numpy", "pyelftools"} <= names
