@@ -1,8 +1,8 @@
 """Instruction mix: each disassembled instruction counted into one class, per vendor.
 
-AMD classes follow the CDNA/RDNA ISA encodings (MFMA/WMMA matrix ops, packed dot ops, VALU, SALU,
-VMEM/SMEM/LDS by access width, branches, waits incl. RDNA4 ``s_wait_*``); ``v_dual_*`` (RDNA VOPD) is
-two VALU ops. ``scratch_*`` and ``v_accvgpr_*`` are also counted on their own (spills, AGPR traffic).
+AMD classes are ``codeobj/amd_classes.py``'s (the ISA encoding families), loads and stores also by
+access width; ``v_dual_*`` (RDNA VOPD) is two VALU ops. ``scratch_*`` and ``v_accvgpr_*`` are classes
+of their own (spills, AGPR traffic).
 NVIDIA classes follow SASS opcodes: tensor-core MMAs (HGMMA/QGMMA/IGMMA/HMMA/IMMA/… and Blackwell
 UTC*MMA), FP32 pipe ops, MUFU, global/shared/local memory by width, barriers, TMA, atomics, branches.
 """
@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+
+from kernelscope.codeobj.amd_classes import amd_class
 
 _AMD_WIDTH = {
     "dword": "b32",
@@ -35,27 +37,6 @@ _AMD_WIDTH = {
     "b96": "b96",
     "b128": "b128",
 }
-_AMD = [  # (class, pattern on the mnemonic), first match wins
-    ("matrix", re.compile(r"^v_(?:mfma|smfmac|wmma|swmmac)")),
-    ("accvgpr", re.compile(r"^v_accvgpr_")),
-    ("dot", re.compile(r"^v_dot\d")),
-    ("scratch_load", re.compile(r"^scratch_load")),
-    ("scratch_store", re.compile(r"^scratch_store")),
-    ("vmem_load", re.compile(r"^(?:global|buffer|flat|tbuffer)_load")),
-    ("vmem_store", re.compile(r"^(?:global|buffer|flat|tbuffer)_store")),
-    ("vmem_atomic", re.compile(r"^(?:global|buffer|flat)_atomic")),
-    ("smem", re.compile(r"^s_(?:load|buffer_load|store|buffer_store|dcache|scratch_load)")),
-    ("lds_load", re.compile(r"^ds_(?:read|load)")),
-    ("lds_store", re.compile(r"^ds_(?:write|store)")),
-    ("lds_other", re.compile(r"^ds_")),
-    ("wait", re.compile(r"^s_(?:waitcnt|wait_)")),
-    ("barrier", re.compile(r"^s_barrier")),
-    ("branch", re.compile(r"^s_(?:branch|cbranch|setpc|swappc|getpc|call)")),
-    ("nop", re.compile(r"^s_(?:nop|delay_alu|clause|sleep)")),
-    ("salu", re.compile(r"^s_")),
-    ("valu", re.compile(r"^v_")),
-    ("export", re.compile(r"^exp")),
-]
 _WIDTH_CLASSES = ("vmem_load", "vmem_store", "lds_load", "lds_store", "scratch_load", "scratch_store")
 
 _NV = [
@@ -109,7 +90,7 @@ def amd_mix(lines: Iterable[str]) -> Counter[str]:
         if op.startswith("v_dual_"):  # VOPD: two VALU operations in one encoding
             mix["valu"] += 2
             continue
-        cls = next((c for c, p in _AMD if p.search(op)), "other")
+        cls = amd_class(op)
         mix[cls] += 1
         if cls in _WIDTH_CLASSES:
             mix[f"{cls}.{_amd_width(op)}"] += 1
