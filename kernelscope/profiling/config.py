@@ -75,6 +75,7 @@ class ProfileConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     cwd: str | None = None
     tracer: Tracer = "auto"
     out_dir: str = "kscope-out"
+    timeout_s: float | None = None  # then the workload's process group is killed
     window: StepWindow = StepWindow()
     phase_by: str | None = None
     record_shapes: bool = True

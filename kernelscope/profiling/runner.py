@@ -1,23 +1,25 @@
-"""Execute an ``Invocation`` and find the traces it wrote."""
+"""Execute an ``Invocation`` (in its own process group, under the config's timeout) and find the traces
+it wrote."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
+import signal
 import sys
-import time
 from pathlib import Path
 
 import msgspec
 
 from kernelscope.errors import MissingToolError
+from kernelscope.process import run_group
 from kernelscope.profiling.config import ProfileConfig
 from kernelscope.profiling.tracers import Invocation, invocation
 
 
 class ProfileRun(msgspec.Struct, kw_only=True):
-    """What one ``kscope profile`` run did: the exact command, its exit code, wall time, traces."""
+    """What one ``kscope profile`` run did: the exact command, its exit code (-9 when killed at the
+    timeout), wall time, traces."""
 
     tracer: str
     argv: list[str]
@@ -26,6 +28,7 @@ class ProfileRun(msgspec.Struct, kw_only=True):
     wall_s: float
     traces: list[str]
     out_dir: str
+    timed_out: bool = False
 
 
 def plan(cfg: ProfileConfig) -> Invocation:
@@ -43,16 +46,17 @@ def run(cfg: ProfileConfig, *, quiet_stdout: bool = False) -> ProfileRun:
     out.mkdir(parents=True, exist_ok=True)
     before = set(out.glob(inv.trace_glob))
     env = {**os.environ, **cfg.env, **inv.env}
-    t0 = time.perf_counter()
-    proc = subprocess.run(inv.argv, env=env, cwd=cfg.cwd, check=False, stdout=sys.stderr if quiet_stdout else None)
-    wall = time.perf_counter() - t0
+    done = run_group(
+        inv.argv, cwd=cfg.cwd, env=env, timeout_s=cfg.timeout_s, stdout=sys.stderr if quiet_stdout else None
+    )
     traces = sorted(str(p) for p in set(out.glob(inv.trace_glob)) - before)
     return ProfileRun(
         tracer=inv.tracer,
         argv=inv.argv,
         env=inv.env,
-        returncode=proc.returncode,
-        wall_s=wall,
+        returncode=-signal.SIGKILL if done.returncode is None else done.returncode,
+        wall_s=done.wall_s,
         traces=traces,
         out_dir=str(out),
+        timed_out=done.timed_out,
     )
