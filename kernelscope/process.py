@@ -1,43 +1,29 @@
-"""Run a command in its own process group, under a timeout, and kill the whole group after it.
+"""The one process runner (eval commands, profiled workloads): a command in its own process group.
 
-The one process runner of kscope: eval commands (``loop/runner.py``) and profiled workloads
-(``profiling/runner.py``) both run through ``run_group``. The command runs in a new session
-(``start_new_session=True``), so its pid is the id of a process group holding everything it spawns.
-At the timeout, and also after a normal exit (stragglers left in the background would perturb the
-next run), the whole group gets SIGKILL. The leader is waited for without being reaped
-(``waitid(WNOWAIT)``) until the group is killed, so the group id cannot have been recycled by then.
+It runs in a new session, so its pid is the id of a group holding everything it spawns. At the timeout,
+and also after a normal exit (stragglers left in the background would perturb the next run), the whole
+group gets SIGKILL. The leader is waited for without being reaped (``waitid(WNOWAIT)``) until the group
+is killed, so the group id cannot have been recycled by then.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 
-@dataclass(frozen=True)
-class Finished:
-    """How a command ended: its exit status (None: killed at the timeout) and wall time."""
-
-    returncode: int | None
-    wall_s: float
-
-    @property
-    def timed_out(self) -> bool:
-        return self.returncode is None
-
-
-def _exited(pid: int, timeout_s: float | None) -> bool:
-    """Wait up to ``timeout_s`` (None: no limit) for ``pid`` to exit, leaving it unreaped; False at the timeout."""
-    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+def _exited(pid: int, timeout_s: float) -> bool:
+    """Wait up to ``timeout_s`` for ``pid`` to exit, leaving it unreaped; False at the timeout."""
+    deadline = time.monotonic() + timeout_s
     delay = 0.0005
     while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-        left = 0.02 if deadline is None else deadline - time.monotonic()
+        left = deadline - time.monotonic()
         if left <= 0:
             return False
         time.sleep(min(delay, left))
@@ -50,12 +36,13 @@ def run_group(
     *,
     cwd: Path | str | None,
     env: Mapping[str, str],
-    timeout_s: float | None,
+    timeout_s: float = math.inf,
     stdout: IO[Any] | int | None = None,
     stderr: IO[Any] | int | None = None,
-) -> Finished:
+) -> tuple[int | None, float]:
     """Run ``cmd`` (stdin from /dev/null: a background group reading the terminal would stop) and kill its
-    process group when it exits or at ``timeout_s``. Raises ``OSError`` if it cannot start."""
+    process group when it exits or at ``timeout_s``: its exit status (None: killed at the timeout) and
+    wall time. Raises ``OSError`` if it cannot start."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=True
@@ -65,4 +52,4 @@ def run_group(
     finally:  # also on Ctrl-C: nothing of the command outlives kscope's wait for it
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    return Finished(None if timed_out else proc.returncode, time.perf_counter() - t0)
+    return None if timed_out else proc.returncode, time.perf_counter() - t0

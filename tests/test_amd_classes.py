@@ -50,8 +50,7 @@ def test_disputed_mnemonics(isa: str, mix_class: str, att_class: str) -> None:
 
 
 def test_every_class_has_a_stall_class() -> None:
-    classes = {cls for cls, _ in CLASSES} | {"other"}
-    assert set(STALL_CLASS) == classes
+    assert set(STALL_CLASS) == {cls for cls, _, _ in CLASSES}
     assert set(STALL_CLASS.values()) - {"wait"} <= set(STALL_CLASSES)  # waits are classed by their counters
 
 

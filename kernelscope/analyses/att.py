@@ -105,17 +105,12 @@ def wait_kind(isa: str) -> str | None:
     return "valu" if counters & _ALU_WAITS else "other"
 
 
-def _op_class(op: str) -> str:
-    """The stall class of a mnemonic that is not a wait."""
-    return STALL_CLASS[amd_class(op)]
-
-
 def _classify(isa: str) -> tuple[str, bool]:
     """An instruction's stall class, and whether it is a combined VMEM and LDS/SMEM wait."""
     kind = wait_kind(isa)
     if kind is not None:
         return ("vmem_wait", True) if kind == _COMBINED else (kind, False)
-    return _op_class(isa.strip().lower().split(" ", 1)[0]), False
+    return STALL_CLASS[amd_class(isa.strip().lower().split(" ", 1)[0])], False
 
 
 def _mnemonics(isa: Sequence[str]) -> list[str]:
@@ -128,9 +123,7 @@ _WAIT = -1  # class id placeholder: a wait's class depends on its operands
 
 def _class_ids(ops: Sequence[str]) -> Int64s:
     """The ``STALL_CLASSES`` index of each mnemonic, looked up once per distinct one; ``_WAIT`` for waits."""
-    of_op = {
-        op: _WAIT if amd_class(op.lower()) == "wait" else _CLASS_ID[_op_class(op.lower())] for op in dict.fromkeys(ops)
-    }
+    of_op = {op: _CLASS_ID.get(STALL_CLASS[amd_class(op.lower())], _WAIT) for op in dict.fromkeys(ops)}
     return np.array([of_op[op] for op in ops], dtype=np.int64)
 
 

@@ -15,54 +15,36 @@ _SMEM = (
     "s_gl1_inv", "s_memtime", "s_memrealtime", "s_atc_probe", "s_prefetch", "s_buffer_prefetch",
 )  # fmt: skip
 
-# (class, mnemonic prefixes), first match wins
-CLASSES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("matrix", ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")),  # VOP3P-MAI (CDNA), WMMA/SWMMAC (RDNA)
-    ("accvgpr", ("v_accvgpr_",)),
-    ("dot", ("v_dot",)),
-    ("scratch_load", ("scratch_load",)),
-    ("scratch_store", ("scratch_store",)),
-    ("vmem_load", (*(f"{p}load" for p in _VMEM), "image_sample", "image_gather")),
-    ("vmem_store", tuple(f"{p}store" for p in _VMEM)),
-    ("vmem_atomic", tuple(f"{p}atomic" for p in _VMEM)),
-    ("vmem_other", _VMEM),  # cache control (buffer_wbl2, global_inv, ...), BVH
-    ("smem", _SMEM),
-    ("lds_load", ("ds_read", "ds_load")),
-    ("lds_store", ("ds_write", "ds_store")),
-    ("lds_other", ("ds_",)),
-    ("wait", ("s_waitcnt", "s_wait_")),
-    ("barrier", ("s_barrier",)),
-    ("branch", ("s_branch", "s_cbranch", "s_setpc", "s_swappc", "s_call", "s_rfe")),  # they write the PC
-    ("nop", ("s_nop", "s_sleep", "s_delay_alu", "s_clause")),  # SOPP delays and hints: no ALU work
+# (class, its ATT stall class, mnemonic prefixes), first match wins; waits are classed by their
+# counters in analyses/att.py
+CLASSES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("matrix", "matrix", ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")),  # VOP3P-MAI (CDNA), WMMA (RDNA)
+    ("accvgpr", "valu", ("v_accvgpr_",)),
+    ("dot", "valu", ("v_dot",)),
+    ("scratch_load", "vmem_issue", ("scratch_load",)),
+    ("scratch_store", "vmem_issue", ("scratch_store",)),
+    ("vmem_load", "vmem_issue", (*(f"{p}load" for p in _VMEM), "image_sample", "image_gather")),
+    ("vmem_store", "vmem_issue", tuple(f"{p}store" for p in _VMEM)),
+    ("vmem_atomic", "vmem_issue", tuple(f"{p}atomic" for p in _VMEM)),
+    ("vmem_other", "vmem_issue", _VMEM),  # cache control (buffer_wbl2, global_inv, ...), BVH
+    ("smem", "smem_issue", _SMEM),
+    ("lds_load", "lds_issue", ("ds_read", "ds_load")),
+    ("lds_store", "lds_issue", ("ds_write", "ds_store")),
+    ("lds_other", "lds_issue", ("ds_",)),
+    ("wait", "wait", ("s_waitcnt", "s_wait_")),
+    ("barrier", "barrier", ("s_barrier",)),
+    ("branch", "branch", ("s_branch", "s_cbranch", "s_setpc", "s_swappc", "s_call", "s_rfe")),  # they write the PC
+    ("nop", "nop", ("s_nop", "s_sleep", "s_delay_alu", "s_clause")),  # SOPP delays and hints: no ALU work
     # SOPP program control (end, messages, traps, trace, cache invalidate): no scalar ALU work
-    ("other", ("s_endpgm", "s_sendmsg", "s_trap", "s_icache", "s_sethalt", "s_ttrace", "s_code_end")),
-    ("salu", ("s_",)),
-    ("valu", ("v_",)),
-    ("export", ("exp",)),
+    ("other", "other", ("s_endpgm", "s_sendmsg", "s_trap", "s_icache", "s_sethalt", "s_ttrace", "s_code_end")),
+    ("salu", "salu", ("s_",)),
+    ("valu", "valu", ("v_",)),
+    ("export", "other", ("exp",)),
 )
-
-# the ATT stall class of each class (waits are classed by their counters in analyses/att.py)
-STALL_CLASS = {
-    "matrix": "matrix",
-    "accvgpr": "valu",
-    "dot": "valu",
-    **dict.fromkeys(
-        ("scratch_load", "scratch_store", "vmem_load", "vmem_store", "vmem_atomic", "vmem_other"), "vmem_issue"
-    ),
-    "smem": "smem_issue",
-    **dict.fromkeys(("lds_load", "lds_store", "lds_other"), "lds_issue"),
-    "wait": "wait",
-    "barrier": "barrier",
-    "branch": "branch",
-    "nop": "nop",
-    "salu": "salu",
-    "valu": "valu",
-    "export": "other",
-    "other": "other",
-}
+STALL_CLASS = {cls: stall for cls, stall, _ in CLASSES}
 
 
 @cache
 def amd_class(mnemonic: str) -> str:
     """The class of a lower-case mnemonic (a bounded vocabulary, hence cached); ``other`` if unknown."""
-    return next((cls for cls, prefixes in CLASSES if mnemonic.startswith(prefixes)), "other")
+    return next((cls for cls, _, prefixes in CLASSES if mnemonic.startswith(prefixes)), "other")

@@ -15,27 +15,17 @@ from collections.abc import Iterable
 
 from kernelscope.codeobj.amd_classes import amd_class
 
-_AMD_WIDTH = {
-    "dword": "b32",
-    "dwordx2": "b64",
-    "dwordx3": "b96",
-    "dwordx4": "b128",
-    "ubyte": "b8",
-    "sbyte": "b8",
-    "ushort": "b16",
-    "sshort": "b16",
-    "short": "b16",
-    "byte": "b8",
-    "u8": "b8",
-    "i8": "b8",
-    "u16": "b16",
-    "i16": "b16",
-    "b8": "b8",
-    "b16": "b16",
-    "b32": "b32",
-    "b64": "b64",
-    "b96": "b96",
-    "b128": "b128",
+_AMD_WIDTH = {  # a mnemonic's last word: its access width
+    word: width
+    for width, words in (
+        ("b8", "ubyte sbyte byte u8 i8 b8"),
+        ("b16", "ushort sshort short u16 i16 b16"),
+        ("b32", "dword b32"),
+        ("b64", "dwordx2 b64"),
+        ("b96", "dwordx3 b96"),
+        ("b128", "dwordx4 b128"),
+    )
+    for word in words.split()
 }
 _WIDTH_CLASSES = ("vmem_load", "vmem_store", "lds_load", "lds_store", "scratch_load", "scratch_store")
 
@@ -70,11 +60,6 @@ _NV = [
 _NV_WIDTH = re.compile(r"\.(8|16|32|64|128|U8|S8|U16|S16)(?:\.|$)")
 
 
-def _amd_width(mnemonic: str) -> str:
-    tail = mnemonic.rsplit("_", 1)[-1]
-    return _AMD_WIDTH.get(tail, "other")
-
-
 _PADDING = ("s_nop", "s_code_end")
 
 
@@ -93,7 +78,7 @@ def amd_mix(lines: Iterable[str]) -> Counter[str]:
         cls = amd_class(op)
         mix[cls] += 1
         if cls in _WIDTH_CLASSES:
-            mix[f"{cls}.{_amd_width(op)}"] += 1
+            mix[f"{cls}.{_AMD_WIDTH.get(op.rsplit('_', 1)[-1], 'other')}"] += 1
     return mix
 
 

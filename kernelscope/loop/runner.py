@@ -80,7 +80,7 @@ def run(argv: list[str], *, shell: bool, cwd: Path, env: Mapping[str, str], time
         with out_path.open("wb") as out, err_path.open("wb") as err:
             env = {**env, METRICS_ENV: metrics_file}
             try:
-                done = run_group(cmd, cwd=cwd, env=env, timeout_s=timeout_s, stdout=out, stderr=err)
+                returncode, wall = run_group(cmd, cwd=cwd, env=env, timeout_s=timeout_s, stdout=out, stderr=err)
             except OSError as exc:
                 return Outcome(argv, None, False, 0.0, {}, [f"cannot start {cmd[0]}: {exc.strerror}"], "", "")
         stdout, stdout_tail = _tail(out_path)
@@ -88,9 +88,9 @@ def run(argv: list[str], *, shell: bool, cwd: Path, env: Mapping[str, str], time
         metrics, problems = parse_metrics(stdout, metrics_file)
     return Outcome(
         argv=argv,
-        returncode=done.returncode,
-        timed_out=done.timed_out,
-        wall_s=done.wall_s,
+        returncode=returncode,
+        timed_out=returncode is None,
+        wall_s=wall,
         metrics=metrics,
         problems=problems,
         stdout_tail=stdout_tail,

@@ -1,8 +1,8 @@
-"""Execute an ``Invocation`` (in its own process group, under the config's timeout) and find the traces
-it wrote."""
+"""Execute an ``Invocation`` (in its own process group: ``kernelscope.process``) and find its traces."""
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import signal
@@ -18,8 +18,7 @@ from kernelscope.profiling.tracers import Invocation, invocation
 
 
 class ProfileRun(msgspec.Struct, kw_only=True):
-    """What one ``kscope profile`` run did: the exact command, its exit code (-9 when killed at the
-    timeout), wall time, traces."""
+    """What one ``kscope profile`` run did: the command, exit code (-9: killed at the timeout), wall time, traces."""
 
     tracer: str
     argv: list[str]
@@ -46,17 +45,17 @@ def run(cfg: ProfileConfig, *, quiet_stdout: bool = False) -> ProfileRun:
     out.mkdir(parents=True, exist_ok=True)
     before = set(out.glob(inv.trace_glob))
     env = {**os.environ, **cfg.env, **inv.env}
-    done = run_group(
-        inv.argv, cwd=cfg.cwd, env=env, timeout_s=cfg.timeout_s, stdout=sys.stderr if quiet_stdout else None
-    )
+    timeout_s = math.inf if cfg.timeout_s is None else cfg.timeout_s
+    stdout = sys.stderr if quiet_stdout else None
+    returncode, wall = run_group(inv.argv, cwd=cfg.cwd, env=env, timeout_s=timeout_s, stdout=stdout)
     traces = sorted(str(p) for p in set(out.glob(inv.trace_glob)) - before)
     return ProfileRun(
         tracer=inv.tracer,
         argv=inv.argv,
         env=inv.env,
-        returncode=-signal.SIGKILL if done.returncode is None else done.returncode,
-        wall_s=done.wall_s,
+        returncode=-signal.SIGKILL if returncode is None else returncode,
+        wall_s=wall,
         traces=traces,
         out_dir=str(out),
-        timed_out=done.timed_out,
+        timed_out=returncode is None,
     )
