@@ -113,6 +113,7 @@ def test_toml_config(tmp_path: Path) -> None:
         ({}, ("--tracer", "bogus", "--dry-run", "--", "python", "x.py")),
         ({}, ("--tracer", "torch", "--dry-run", "--", "./a.out")),
         ({}, ("--", "python3", "-c", "pass")),  # ran, but wrote no trace
+        ({}, ("--timeout", "0", "--dry-run", "--", "python3", "x.py")),
     ],
 )
 def test_errors_are_one_line(files: dict[str, str], args: tuple[str, ...], tmp_path: Path) -> None:
