@@ -10,13 +10,16 @@ from __future__ import annotations
 import gzip
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import assert_one_error_line, run_kscope
+from test_loop_eval import gone
 
-from kernelscope.profiling.tracers import HOOK_DIR
+from kernelscope.profiling import ProfileConfig, ProfileRun, run, runner
+from kernelscope.profiling.tracers import HOOK_DIR, Invocation
 
 
 def _plan(*args: str, cwd: Path) -> dict[str, Any]:
@@ -110,6 +113,7 @@ def test_toml_config(tmp_path: Path) -> None:
         ({}, ("--tracer", "bogus", "--dry-run", "--", "python", "x.py")),
         ({}, ("--tracer", "torch", "--dry-run", "--", "./a.out")),
         ({}, ("--", "python3", "-c", "pass")),  # ran, but wrote no trace
+        ({}, ("--timeout", "0", "--dry-run", "--", "python3", "x.py")),
     ],
 )
 def test_errors_are_one_line(files: dict[str, str], args: tuple[str, ...], tmp_path: Path) -> None:
@@ -173,3 +177,38 @@ def test_a_run_without_steps_says_how_to_trace_it(tmp_path: Path) -> None:
     )
     assert whole.returncode == 0, whole.stderr
     assert len(json.loads(whole.stdout)["run"]["traces"]) == 1
+
+
+def _profile_shell(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, script: str, timeout_s: float | None) -> ProfileRun:
+    """``profiling.run`` with the tracer command replaced by a shell script (no tracer on CPU)."""
+    monkeypatch.setattr(
+        runner, "invocation", lambda cfg, out: Invocation("nsys", ["/bin/sh", "-c", script], trace_glob="*.trace")
+    )
+    return run(ProfileConfig(command=["unused"], out_dir=str(tmp_path / "out"), timeout_s=timeout_s))
+
+
+def test_a_profiled_workload_is_killed_with_its_process_group_at_the_timeout(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "pid"
+    t0 = time.monotonic()
+    done = _profile_shell(monkeypatch, tmp_path, f"sleep 30 & echo $! > {pid_file}; sleep 30", timeout_s=0.3)
+    assert done.timed_out and done.returncode == -9 and time.monotonic() - t0 < 5
+    assert _gone_soon(int(pid_file.read_text()))  # the background child went with the group
+
+
+def test_a_profiled_workloads_stragglers_are_killed_and_its_traces_found(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "pid"
+    script = f"sleep 30 & echo $! > {pid_file}; touch {tmp_path}/out/a.trace; exit 3"
+    done = _profile_shell(monkeypatch, tmp_path, script, timeout_s=None)
+    assert (done.returncode, done.timed_out) == (3, False) and done.traces == [str(tmp_path / "out" / "a.trace")]
+    assert _gone_soon(int(pid_file.read_text()))
+
+
+def _gone_soon(pid: int) -> bool:
+    deadline = time.monotonic() + 5
+    while not gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return gone(pid)

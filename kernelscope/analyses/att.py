@@ -17,12 +17,12 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from functools import cache
 
 import numpy as np
 import numpy.typing as npt
 
 from kernelscope.analyses.occupancy import arch_limits, occupancy
+from kernelscope.codeobj.amd_classes import STALL_CLASS, amd_class
 from kernelscope.model.att import (
     STATES,
     AttCapture,
@@ -66,37 +66,6 @@ _VMEM_COUNTERS = frozenset({"vmcnt", "vscnt", "loadcnt", "storecnt", "samplecnt"
 _LGKM_COUNTERS = frozenset({"lgkmcnt", "dscnt", "kmcnt"})
 _ALU_WAITS = frozenset({"depctr", "alu"})  # s_waitcnt_depctr (gfx10+), s_wait_alu (gfx12): ALU results
 _COMBINED = "combined"
-_PREFIXES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("barrier", ("s_barrier",)),
-    ("matrix", ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")),
-    ("vmem_issue", ("buffer_", "tbuffer_", "global_", "flat_", "scratch_", "image_", "tensor_")),
-    ("lds_issue", ("ds_",)),
-    (
-        "smem_issue",
-        (
-            "s_load",
-            "s_buffer_load",
-            "s_store",
-            "s_buffer_store",
-            "s_scratch_",
-            "s_atomic",
-            "s_buffer_atomic",
-            "s_dcache",
-            "s_memtime",
-            "s_memrealtime",
-            "s_prefetch",
-            "s_atc_probe",
-        ),
-    ),
-    ("branch", ("s_branch", "s_cbranch", "s_setpc", "s_swappc", "s_call", "s_rfe")),
-    ("nop", ("s_nop", "s_sleep")),
-    (
-        "other",
-        ("s_endpgm", "s_sendmsg", "s_trap", "s_icache", "s_sethalt", "s_ttrace", "s_code_end", "s_wait_event", "exp"),
-    ),
-    ("valu", ("v_",)),
-    ("salu", ("s_",)),
-)
 _COUNTER = re.compile(r"([a-z_]+)\(")
 # a register operand follows a space, comma, sign, |abs| or neg( (see _register_tops)
 _OPERAND_START = np.zeros(256, dtype=bool)
@@ -136,18 +105,12 @@ def wait_kind(isa: str) -> str | None:
     return "valu" if counters & _ALU_WAITS else "other"
 
 
-@cache
-def _op_class(op: str) -> str:
-    """The class of a mnemonic that is not a wait (a bounded vocabulary, hence cached)."""
-    return next((cls for cls, prefixes in _PREFIXES if op.startswith(prefixes)), "other")
-
-
 def _classify(isa: str) -> tuple[str, bool]:
     """An instruction's stall class, and whether it is a combined VMEM and LDS/SMEM wait."""
     kind = wait_kind(isa)
     if kind is not None:
         return ("vmem_wait", True) if kind == _COMBINED else (kind, False)
-    return _op_class(isa.strip().lower().split(" ", 1)[0]), False
+    return STALL_CLASS[amd_class(isa.strip().lower().split(" ", 1)[0])], False
 
 
 def _mnemonics(isa: Sequence[str]) -> list[str]:
@@ -160,9 +123,7 @@ _WAIT = -1  # class id placeholder: a wait's class depends on its operands
 
 def _class_ids(ops: Sequence[str]) -> Int64s:
     """The ``STALL_CLASSES`` index of each mnemonic, looked up once per distinct one; ``_WAIT`` for waits."""
-    of_op = {
-        op: _WAIT if op.lower().startswith("s_wait") else _CLASS_ID[_op_class(op.lower())] for op in dict.fromkeys(ops)
-    }
+    of_op = {op: _CLASS_ID.get(STALL_CLASS[amd_class(op.lower())], _WAIT) for op in dict.fromkeys(ops)}
     return np.array([of_op[op] for op in ops], dtype=np.int64)
 
 

@@ -4,12 +4,11 @@ Bandwidth is measured with kscope's own Triton streaming kernels (copy: read+wri
 blocked sum) on buffers far above L2, and compared in the same run with ``torch`` (``copy_``,
 ``sum``). Matrix throughput is the best of a shape sweep through the vendor BLAS (``torch.matmul``;
 fp8 through ``torch._scaled_mm``), compared with ``torch.matmul`` at 8192^3. Every figure is the
-median of timed repeats (CUDA events) after warm-up. Needs torch with a GPU, and triton.
+median of timed repeats after warm-up, through ``kernelscope.timing``. Needs torch with a GPU, and triton.
 """
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import msgspec
 
 from kernelscope.errors import InputError, MissingToolError
+from kernelscope.timing import bench
 
 CEILINGS_SCHEMA = "kernelscope.ceilings.v1"
 
@@ -53,20 +53,10 @@ def _torch() -> Any:
     return torch
 
 
-def _time(torch: Any, fn: Callable[[], object], repeats: int, warmup: int = 3) -> float:
-    """Median seconds of ``fn`` over ``repeats`` CUDA-event-timed calls."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(float(start.elapsed_time(end)) / 1e3)
-    return float(statistics.median(times))
+def _time(fn: Callable[[], object], repeats: int) -> float:
+    """Median seconds of ``fn`` over ``repeats`` calls, timed by kscope's one engine (``timing.bench``:
+    device events with a spin kernel ahead of each, so host launch time is not counted; warm caches)."""
+    return bench(fn, mode="hot", warmup_ms=0.0, calls=repeats).summary.median / 1e6
 
 
 def bandwidth(torch: Any, gib: float, repeats: int) -> list[Ceiling]:
@@ -85,10 +75,10 @@ def bandwidth(torch: Any, gib: float, repeats: int) -> list[Ceiling]:
         def run_copy(b: int = block, g: tuple[int] = grid) -> object:
             return copy_kernel[g](src, dst, n, BLOCK=b, num_warps=8)
 
-        t = _time(torch, run_copy, repeats)
+        t = _time(run_copy, repeats)
         best_copy = max(best_copy, (2 * n * 4 / t / 1e9, block))
     assert torch.equal(src, dst), "copy kernel wrote wrong data"
-    peer = 2 * n * 4 / _time(torch, lambda: dst.copy_(src), repeats) / 1e9
+    peer = 2 * n * 4 / _time(lambda: dst.copy_(src), repeats) / 1e9
     out.append(
         Ceiling(
             what="copy_gbs",
@@ -108,10 +98,10 @@ def bandwidth(torch: Any, gib: float, repeats: int) -> list[Ceiling]:
         def run(b: int = block, p: Any = part, g: tuple[int] = (progs,)) -> object:
             return read_kernel[g](src, p, n, BLOCK=b, PER=per, num_warps=8)
 
-        t = _time(torch, run, repeats)
+        t = _time(run, repeats)
         best_read = max(best_read, (n * 4 / t / 1e9, block))
     check = float(part.sum()) / float(src.sum())
-    peer = n * 4 / _time(torch, src.sum, repeats) / 1e9
+    peer = n * 4 / _time(src.sum, repeats) / 1e9
     out.append(
         Ceiling(
             what="read_gbs",
@@ -147,14 +137,14 @@ def matrix(torch: Any, repeats: int, sizes: tuple[int, ...]) -> list[Ceiling]:
             fn = _matmul(torch, dtype, m)
             if fn is None:
                 break
-            results[m] = 2 * m**3 / _time(torch, fn, repeats) / 1e12
+            results[m] = 2 * m**3 / _time(fn, repeats) / 1e12
             del fn
             torch.cuda.empty_cache()
         if not results:
             continue
         best = max(results, key=results.__getitem__)
         peer_fn = _matmul(torch, dtype, 8192)
-        peer = 2 * 8192**3 / _time(torch, peer_fn, repeats) / 1e12 if peer_fn else None
+        peer = 2 * 8192**3 / _time(peer_fn, repeats) / 1e12 if peer_fn else None
         out.append(
             Ceiling(
                 what=f"{dtype}_tflops",

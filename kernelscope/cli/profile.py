@@ -43,6 +43,9 @@ def profile(
     step_fn: Annotated[Optional[str], typer.Option(help="optimizer, none, or pkg.mod:Class.method.")] = None,
     phase_by: Annotated[Optional[str], typer.Option(help="Split the gap table by annotations matching REGEX.")] = None,
     window: Annotated[Optional[str], typer.Option(help="Post-filter: N last steps or START_US:END_US.")] = None,
+    timeout: Annotated[
+        Optional[float], typer.Option(help="Seconds the workload may run; then its process group is killed.")
+    ] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the tracer command and environment; run nothing.")] = False,
     top: Annotated[int, typer.Option(help="Rows in the terminal table (0 = all).")] = 30,
     json: Annotated[
@@ -65,6 +68,7 @@ def profile(
     if ncu_set:
         cfg.ncu = NcuOptions(set=ncu_set, import_source=cfg.ncu.import_source)
     cfg.out_dir = out_dir or cfg.out_dir
+    cfg.timeout_s = cfg.timeout_s if timeout is None else timeout
     cfg.phase_by = phase_by or cfg.phase_by
     w = cfg.window
     cfg.window = StepWindow(
@@ -89,16 +93,17 @@ def profile(
         return
     result = api.profile(cfg, window=window, quiet_stdout=json)
     run = result.run
+    killed = f", killed at the {cfg.timeout_s:g} s timeout" if run.timed_out else ""
     if not run.traces:
         hint = ""
         if run.tracer == "torch" and cfg.window.step_fn != "none":
             w = cfg.window
             hint = f"; it traces {w.step_fn} steps after --wait {w.wait}: --step-fn none traces the whole run"
-        raise fail(f"the workload wrote no trace under {run.out_dir} (exit code {run.returncode}){hint}")
+        raise fail(f"the workload wrote no trace under {run.out_dir} (exit code {run.returncode}{killed}){hint}")
     if json:
         out.file.write(render_json(result))
     else:
-        err.print(f"{run.tracer}: exit {run.returncode}, {run.wall_s:.2f} s, traces: {', '.join(run.traces)}")
+        err.print(f"{run.tracer}: exit {run.returncode}{killed}, {run.wall_s:.2f} s, traces: {', '.join(run.traces)}")
         if result.gap is not None:
             out.print(rich_renderable(result.gap, top=top or None, width=out.width))
         if result.ncu is not None:

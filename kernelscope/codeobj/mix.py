@@ -1,8 +1,8 @@
 """Instruction mix: each disassembled instruction counted into one class, per vendor.
 
-AMD classes follow the CDNA/RDNA ISA encodings (MFMA/WMMA matrix ops, packed dot ops, VALU, SALU,
-VMEM/SMEM/LDS by access width, branches, waits incl. RDNA4 ``s_wait_*``); ``v_dual_*`` (RDNA VOPD) is
-two VALU ops. ``scratch_*`` and ``v_accvgpr_*`` are also counted on their own (spills, AGPR traffic).
+AMD classes are ``codeobj/amd_classes.py``'s (the ISA encoding families), loads and stores also by
+access width; ``v_dual_*`` (RDNA VOPD) is two VALU ops. ``scratch_*`` and ``v_accvgpr_*`` are classes
+of their own (spills, AGPR traffic).
 NVIDIA classes follow SASS opcodes: tensor-core MMAs (HGMMA/QGMMA/IGMMA/HMMA/IMMA/… and Blackwell
 UTC*MMA), FP32 pipe ops, MUFU, global/shared/local memory by width, barriers, TMA, atomics, branches.
 """
@@ -13,49 +13,20 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-_AMD_WIDTH = {
-    "dword": "b32",
-    "dwordx2": "b64",
-    "dwordx3": "b96",
-    "dwordx4": "b128",
-    "ubyte": "b8",
-    "sbyte": "b8",
-    "ushort": "b16",
-    "sshort": "b16",
-    "short": "b16",
-    "byte": "b8",
-    "u8": "b8",
-    "i8": "b8",
-    "u16": "b16",
-    "i16": "b16",
-    "b8": "b8",
-    "b16": "b16",
-    "b32": "b32",
-    "b64": "b64",
-    "b96": "b96",
-    "b128": "b128",
+from kernelscope.codeobj.amd_classes import amd_class
+
+_AMD_WIDTH = {  # a mnemonic's last word: its access width
+    word: width
+    for width, words in (
+        ("b8", "ubyte sbyte byte u8 i8 b8"),
+        ("b16", "ushort sshort short u16 i16 b16"),
+        ("b32", "dword b32"),
+        ("b64", "dwordx2 b64"),
+        ("b96", "dwordx3 b96"),
+        ("b128", "dwordx4 b128"),
+    )
+    for word in words.split()
 }
-_AMD = [  # (class, pattern on the mnemonic), first match wins
-    ("matrix", re.compile(r"^v_(?:mfma|smfmac|wmma|swmmac)")),
-    ("accvgpr", re.compile(r"^v_accvgpr_")),
-    ("dot", re.compile(r"^v_dot\d")),
-    ("scratch_load", re.compile(r"^scratch_load")),
-    ("scratch_store", re.compile(r"^scratch_store")),
-    ("vmem_load", re.compile(r"^(?:global|buffer|flat|tbuffer)_load")),
-    ("vmem_store", re.compile(r"^(?:global|buffer|flat|tbuffer)_store")),
-    ("vmem_atomic", re.compile(r"^(?:global|buffer|flat)_atomic")),
-    ("smem", re.compile(r"^s_(?:load|buffer_load|store|buffer_store|dcache|scratch_load)")),
-    ("lds_load", re.compile(r"^ds_(?:read|load)")),
-    ("lds_store", re.compile(r"^ds_(?:write|store)")),
-    ("lds_other", re.compile(r"^ds_")),
-    ("wait", re.compile(r"^s_(?:waitcnt|wait_)")),
-    ("barrier", re.compile(r"^s_barrier")),
-    ("branch", re.compile(r"^s_(?:branch|cbranch|setpc|swappc|getpc|call)")),
-    ("nop", re.compile(r"^s_(?:nop|delay_alu|clause|sleep)")),
-    ("salu", re.compile(r"^s_")),
-    ("valu", re.compile(r"^v_")),
-    ("export", re.compile(r"^exp")),
-]
 _WIDTH_CLASSES = ("vmem_load", "vmem_store", "lds_load", "lds_store", "scratch_load", "scratch_store")
 
 _NV = [
@@ -89,11 +60,6 @@ _NV = [
 _NV_WIDTH = re.compile(r"\.(8|16|32|64|128|U8|S8|U16|S16)(?:\.|$)")
 
 
-def _amd_width(mnemonic: str) -> str:
-    tail = mnemonic.rsplit("_", 1)[-1]
-    return _AMD_WIDTH.get(tail, "other")
-
-
 _PADDING = ("s_nop", "s_code_end")
 
 
@@ -109,10 +75,10 @@ def amd_mix(lines: Iterable[str]) -> Counter[str]:
         if op.startswith("v_dual_"):  # VOPD: two VALU operations in one encoding
             mix["valu"] += 2
             continue
-        cls = next((c for c, p in _AMD if p.search(op)), "other")
+        cls = amd_class(op)
         mix[cls] += 1
         if cls in _WIDTH_CLASSES:
-            mix[f"{cls}.{_amd_width(op)}"] += 1
+            mix[f"{cls}.{_AMD_WIDTH.get(op.rsplit('_', 1)[-1], 'other')}"] += 1
     return mix
 
 

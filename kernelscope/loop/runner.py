@@ -1,10 +1,5 @@
-"""Run one eval command: in its own process group, under a timeout, with its metrics read back.
-
-The command runs in a new session (``start_new_session=True``), so its pid is the id of a process
-group holding everything it spawns. At the timeout, and also after a normal exit (stragglers left in
-the background would perturb the next timed run), the whole group gets SIGKILL. The leader is waited
-for without being reaped (``waitid(WNOWAIT)``) until the group is killed, so the group id cannot have
-been recycled by then.
+"""Run one eval command: in its own process group, under a timeout (``kernelscope.process``), with its
+metrics read back.
 
 Metric protocol: a stdout line ``KSCOPE_METRIC name=value`` (the last one for a name wins), or a JSON
 object ``{"name": value}`` in the file named by ``$KSCOPE_METRICS_FILE``, which wins over stdout.
@@ -14,17 +9,15 @@ Output goes to files, not pipes: a background process holding a pipe open cannot
 from __future__ import annotations
 
 import math
-import os
 import re
-import signal
-import subprocess
 import tempfile
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
+
+from kernelscope.process import run_group
 
 METRICS_ENV = "KSCOPE_METRICS_FILE"
 TAIL_CHARS = 2000
@@ -73,19 +66,6 @@ def parse_metrics(stdout: str, metrics_file: str | None = None) -> tuple[dict[st
     return metrics, problems
 
 
-def _exited(pid: int, timeout_s: float) -> bool:
-    """Wait up to ``timeout_s`` for ``pid`` to exit, leaving it unreaped; False at the timeout."""
-    deadline = time.monotonic() + timeout_s
-    delay = 0.0005
-    while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return False
-        time.sleep(min(delay, left))
-        delay = min(delay * 2, 0.02)  # the polling adds at most 20 ms to the wall time, never to the metric
-    return True
-
-
 def _tail(path: Path) -> tuple[str, str]:
     """A file's whole text and its last ``TAIL_CHARS`` characters."""
     text = path.read_bytes().decode(errors="replace")
@@ -98,32 +78,18 @@ def run(argv: list[str], *, shell: bool, cwd: Path, env: Mapping[str, str], time
     with tempfile.TemporaryDirectory(prefix="kscope-run-") as tmp:
         out_path, err_path, metrics_file = Path(tmp, "stdout"), Path(tmp, "stderr"), str(Path(tmp, "metrics.json"))
         with out_path.open("wb") as out, err_path.open("wb") as err:
-            t0 = time.perf_counter()
+            env = {**env, METRICS_ENV: metrics_file}
             try:
-                proc = subprocess.Popen(
-                    cmd,
-                    cwd=cwd,
-                    env={**env, METRICS_ENV: metrics_file},
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=err,
-                    start_new_session=True,
-                )
+                returncode, wall = run_group(cmd, cwd=cwd, env=env, timeout_s=timeout_s, stdout=out, stderr=err)
             except OSError as exc:
                 return Outcome(argv, None, False, 0.0, {}, [f"cannot start {cmd[0]}: {exc.strerror}"], "", "")
-            try:
-                timed_out = not _exited(proc.pid, timeout_s)
-            finally:  # also on Ctrl-C: nothing of the command outlives kscope's wait for it
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-            wall = time.perf_counter() - t0
         stdout, stdout_tail = _tail(out_path)
         _, stderr_tail = _tail(err_path)
         metrics, problems = parse_metrics(stdout, metrics_file)
     return Outcome(
         argv=argv,
-        returncode=None if timed_out else proc.returncode,
-        timed_out=timed_out,
+        returncode=returncode,
+        timed_out=returncode is None,
         wall_s=wall,
         metrics=metrics,
         problems=problems,

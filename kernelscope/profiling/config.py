@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 import yaml
@@ -75,6 +75,7 @@ class ProfileConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     cwd: str | None = None
     tracer: Tracer = "auto"
     out_dir: str = "kscope-out"
+    timeout_s: Annotated[float, msgspec.Meta(gt=0)] | None = None  # then the workload's process group is killed
     window: StepWindow = StepWindow()
     phase_by: str | None = None
     record_shapes: bool = True

@@ -1,23 +1,24 @@
-"""Execute an ``Invocation`` and find the traces it wrote."""
+"""Execute an ``Invocation`` (in its own process group: ``kernelscope.process``) and find its traces."""
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
-import subprocess
+import signal
 import sys
-import time
 from pathlib import Path
 
 import msgspec
 
 from kernelscope.errors import MissingToolError
+from kernelscope.process import run_group
 from kernelscope.profiling.config import ProfileConfig
 from kernelscope.profiling.tracers import Invocation, invocation
 
 
 class ProfileRun(msgspec.Struct, kw_only=True):
-    """What one ``kscope profile`` run did: the exact command, its exit code, wall time, traces."""
+    """What one ``kscope profile`` run did: the command, exit code (-9: killed at the timeout), wall time, traces."""
 
     tracer: str
     argv: list[str]
@@ -26,6 +27,7 @@ class ProfileRun(msgspec.Struct, kw_only=True):
     wall_s: float
     traces: list[str]
     out_dir: str
+    timed_out: bool = False
 
 
 def plan(cfg: ProfileConfig) -> Invocation:
@@ -43,16 +45,17 @@ def run(cfg: ProfileConfig, *, quiet_stdout: bool = False) -> ProfileRun:
     out.mkdir(parents=True, exist_ok=True)
     before = set(out.glob(inv.trace_glob))
     env = {**os.environ, **cfg.env, **inv.env}
-    t0 = time.perf_counter()
-    proc = subprocess.run(inv.argv, env=env, cwd=cfg.cwd, check=False, stdout=sys.stderr if quiet_stdout else None)
-    wall = time.perf_counter() - t0
+    timeout_s = math.inf if cfg.timeout_s is None else cfg.timeout_s
+    stdout = sys.stderr if quiet_stdout else None
+    returncode, wall = run_group(inv.argv, cwd=cfg.cwd, env=env, timeout_s=timeout_s, stdout=stdout)
     traces = sorted(str(p) for p in set(out.glob(inv.trace_glob)) - before)
     return ProfileRun(
         tracer=inv.tracer,
         argv=inv.argv,
         env=inv.env,
-        returncode=proc.returncode,
+        returncode=-signal.SIGKILL if returncode is None else returncode,
         wall_s=wall,
         traces=traces,
         out_dir=str(out),
+        timed_out=returncode is None,
     )
