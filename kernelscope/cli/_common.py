@@ -33,7 +33,9 @@ def progress_bar(*, counted: bool = True, auto_refresh: bool = True) -> Progress
         if counted
         else (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
     )
-    return Progress(*columns, console=err, transient=True, disable=not err.is_terminal, auto_refresh=auto_refresh)
+    # off: a quiet console too, since rich < 15 prints a newline when a disabled live display stops
+    console = err if err.is_terminal else Console(stderr=True, quiet=True)
+    return Progress(*columns, console=console, transient=True, disable=not err.is_terminal, auto_refresh=auto_refresh)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
