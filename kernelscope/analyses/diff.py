@@ -23,6 +23,7 @@ from kernelscope.analyses import stats
 from kernelscope.analyses.gap import GapAccumulator, GapOptions, GapResult, GroupBy, KernelRow
 from kernelscope.errors import InputError
 from kernelscope.model import Profile
+from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 
 DIFF_SCHEMA = "kernelscope.diff.v1"
 Status = Literal["common", "added", "removed"]
@@ -33,9 +34,9 @@ _UNMATCHED_WARNING_SHARE = 0.2  # warn when kernels found on one side only hold 
 
 class DiffOptions(msgspec.Struct, frozen=True, kw_only=True):
     group_by: GroupBy = "name"
-    alpha: float = stats.ALPHA
-    min_launches: int = stats.MIN_SAMPLES
-    resamples: int = stats.RESAMPLES
+    alpha: float = ALPHA
+    min_launches: int = MIN_SAMPLES
+    resamples: int = RESAMPLES
     seed: int | None = 0  # a fixed default: the same inputs give the same CIs
 
     def __post_init__(self) -> None:

@@ -9,9 +9,9 @@ import typer
 
 from kernelscope import api
 from kernelscope.analyses.gap import GroupBy
-from kernelscope.analyses.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 from kernelscope.cli._common import emit, guarded, out, pick
 from kernelscope.errors import InputError
+from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 from kernelscope.presenters.diff import PRESENTERS, rich_renderable
 
 

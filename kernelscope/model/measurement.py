@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-from kernelscope.analyses.stats import Interval, Summary
+from kernelscope.model.stats import Interval, Summary
 
 MEASUREMENT_SCHEMA = "kernelscope.measurement.v1"
 

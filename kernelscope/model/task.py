@@ -13,8 +13,8 @@ from typing import Annotated, Literal, get_args
 import msgspec
 from msgspec import Meta
 
-from kernelscope.analyses.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 from kernelscope.model.levers import Lever
+from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 
 TASK_SCHEMA = "kernelscope.task.v1"
 EVAL_SCHEMA = "kernelscope.eval.v1"
