@@ -8,9 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernelscope.analyses.gap import GapResult, GapTotals, KernelRow
-from kernelscope.analyses.ncu import KernelSummary, summarize_kernel
-from kernelscope.analyses.roofline import Peaks, RooflinePoint, RooflineResult, from_calls
+from kernelscope.analyses.ncu import summarize_kernel
+from kernelscope.analyses.roofline import from_calls
 from kernelscope.analyses.suggest.thresholds import TOP_LINES, VECTOR_BITS
 from kernelscope.codeobj.mix import nvidia_mix
 from kernelscope.identity import Identities
@@ -18,9 +17,11 @@ from kernelscope.model import DeviceInfo, KernelLaunch
 from kernelscope.model.att import AttResult
 from kernelscope.model.att import KernelSummary as AttKernel
 from kernelscope.model.codeobj import CodeObject, KernelCode
+from kernelscope.model.gap import GapResult, GapTotals, KernelRow
 from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.levers import Lever
-from kernelscope.model.ncu import NcuKernelSource, NcuSource
+from kernelscope.model.ncu import KernelSummary, NcuKernelSource, NcuSource
+from kernelscope.model.roofline import Peaks, RooflinePoint, RooflineResult
 from kernelscope.model.source import SourceMatch
 from kernelscope.model.suggest import (
     Risk,
