@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import msgspec
 
+from kernelscope.model.source import SourceLocation
+
 # ncu's stall reason (the suffix of smsp__pcsamp_warps_issue_stalled_<reason>) -> (short label, meaning).
 # Meanings paraphrase the Nsight Compute Profiling Guide ("Warp Stall Reasons"); docs/ncu.md lists them.
 # A reason missing here (a newer GPU's) keeps its ncu name and gets no meaning, see ``stall_label``.
@@ -41,16 +43,6 @@ def stall_label(reason: str) -> str:
     """The short human label of an ncu stall reason; unknown reasons keep their own name."""
     known = STALL_REASONS.get(reason)
     return known[0] if known else reason.replace("_", " ").capitalize()
-
-
-class SourceLocation(msgspec.Struct, frozen=True):
-    """The source line the compiler's line table (``-lineinfo``) attributes an instruction to."""
-
-    file: str
-    line: int
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}"
 
 
 class SassInstruction(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -157,6 +149,10 @@ class LineStat(msgspec.Struct, kw_only=True):
     reasons: dict[str, int]
     executed: int | None
     instructions: int  # SASS instructions attributed to the line
+
+    @property
+    def location(self) -> SourceLocation:
+        return SourceLocation(self.file, self.line)
 
 
 class KernelSummary(msgspec.Struct, kw_only=True):

@@ -22,7 +22,7 @@ from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.levers import Lever
 from kernelscope.model.ncu import KernelSummary, NcuKernelSource, NcuSource
 from kernelscope.model.roofline import Peaks, RooflinePoint, RooflineResult
-from kernelscope.model.source import SourceMatch
+from kernelscope.model.source import SourceLocation, SourceMatch
 from kernelscope.model.suggest import (
     Risk,
     Step,
@@ -65,7 +65,7 @@ class SassProfile:
     narrow: int  # of them narrower than VECTOR_BITS per thread
     widths: dict[int, int]  # bits per thread -> loads executed
     requested_bytes: float  # thread-level load executions x bytes each
-    sites: list[str]  # source lines with executed global loads, in address order
+    sites: list[SourceLocation]  # source lines with executed global loads, in address order
 
 
 @dataclass
@@ -114,7 +114,7 @@ class Match:
     steps: list[Step]
     effect: float | None
     basis: str
-    hotspots: list[str] = field(default_factory=list)
+    hotspots: list[SourceLocation] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ def sass_profile(k: NcuKernelSource) -> SassProfile:
     widths: Counter[int] = Counter()
     executed = matrix = 0
     requested = 0.0
-    sites: dict[str, None] = {}
+    sites: dict[SourceLocation, None] = {}
     for inst in k.instructions:
         m = _OPCODE.match(inst.sass)
         n = inst.executed or 0
@@ -148,7 +148,7 @@ def sass_profile(k: NcuKernelSource) -> SassProfile:
         widths[width] += n
         requested += (inst.thread_executed or 0) * width / 8
         if inst.source is not None:
-            sites[str(inst.source)] = None
+            sites[inst.source] = None
     return SassProfile(
         executed=executed,
         matrix=matrix,
