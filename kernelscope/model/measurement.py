@@ -11,8 +11,6 @@ import msgspec
 
 from kernelscope.model.stats import Interval, Summary
 
-MEASUREMENT_SCHEMA = "kernelscope.measurement.v1"
-
 
 class Measurement(msgspec.Struct, kw_only=True):
     """Per-call times in microseconds. ``mode`` is ``cold`` (L2 flushed before every call) or ``hot``;
@@ -30,4 +28,4 @@ class Measurement(msgspec.Struct, kw_only=True):
     flush_bytes: int = 0
     timer: str = "device events"
     warnings: list[str] = msgspec.field(default_factory=list)
-    schema: str = MEASUREMENT_SCHEMA
+    schema: str = "kernelscope.measurement.v1"
