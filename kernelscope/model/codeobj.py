@@ -79,3 +79,10 @@ class CodeObject(msgspec.Struct, kw_only=True):
     kernels: list[KernelCode] = msgspec.field(default_factory=list)
     disassembler: str | None = None  # tool and version that produced the mix
     notes: list[str] = msgspec.field(default_factory=list)  # e.g. why no instruction mix
+
+
+class CodeObjects(msgspec.Struct, kw_only=True):
+    """``kscope isa --json``: every code object read."""
+
+    schema: str = "kernelscope.isa.v1"
+    objects: list[CodeObject]

@@ -25,3 +25,10 @@ class ShapeRun(msgspec.Struct, kw_only=True, omit_defaults=True):
     speedup: float | None = None
     op: str | None = None  # the framework operator that launched the kernel, when known
     calls: int | None = None
+
+
+class ShapeRuns(msgspec.Struct, kw_only=True):
+    """``kscope shapes --json``: the ledger records read from the traces."""
+
+    schema: str = "kernelscope.shapes.v1"
+    runs: list[ShapeRun]

@@ -63,3 +63,10 @@ class SourceMatch(msgspec.Struct, kw_only=True):
     location: KernelDefinition | None = None
     candidates: list[KernelDefinition] = msgspec.field(default_factory=list)
     tests: list[TestHit] = msgspec.field(default_factory=list)
+
+
+class SourceMatches(msgspec.Struct, kw_only=True):
+    """``kscope find --json``: the answer for every kernel name asked about."""
+
+    schema: str = "kernelscope.find.v1"
+    kernels: list[SourceMatch]
