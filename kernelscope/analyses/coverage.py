@@ -12,8 +12,7 @@ from collections.abc import Iterable
 import msgspec
 
 from kernelscope.analyses.roofline import op_dtype
-from kernelscope.model.coverage import Coverage, CoverageCell
-from kernelscope.model.shapes import Scalar, ShapeRun
+from kernelscope.model.shapes import Coverage, CoverageCell, Scalar, ShapeRun
 from kernelscope.readers.kineto_ops import OpCall
 
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 
 from kernelscope.analyses.occupancy import ArchLimits, arch_limits
-from kernelscope.model.codeobj import KernelCode
-from kernelscope.model.fit import Gauge, KernelFit
+from kernelscope.model.codeobj import Gauge, KernelCode, KernelFit
 
 
 def _next_level_amd(k: KernelCode, lim: ArchLimits) -> str | None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from kernelscope.model.att import AttResult
 from kernelscope.model.codeobj import CodeObject
-from kernelscope.model.coverage import Coverage
 from kernelscope.model.gap import GapResult
 from kernelscope.model.ncu import NcuResult
 from kernelscope.model.report import Finding, Report
 from kernelscope.model.roofline import RooflineResult
+from kernelscope.model.shapes import Coverage
 from kernelscope.model.suggest import Experiment
 
 

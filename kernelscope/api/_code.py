@@ -17,8 +17,7 @@ from kernelscope.codeobj.read import read_code_objects
 from kernelscope.errors import InputError
 from kernelscope.hw.specs import GpuSpec, database, detect, lookup
 from kernelscope.model import KernelLaunch
-from kernelscope.model.codeobj import CodeObject
-from kernelscope.model.fit import FitReport
+from kernelscope.model.codeobj import CodeObject, FitReport
 from kernelscope.model.measurement import Measurement
 from kernelscope.model.roofline import Peaks, RooflineResult
 from kernelscope.readers._sniff import sniff

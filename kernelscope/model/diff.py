@@ -1,8 +1,4 @@
-"""What ``kscope diff`` reports (``analyses/diff.py``): two profiles compared kernel by kernel.
-
-Schema ``kernelscope.diff.v1``; the definitions of delta, share and the significance test are in
-``analyses/diff.py`` and ``docs/diff.md``.
-"""
+"""Two profiles compared kernel by kernel: ``kscope diff`` (``analyses/diff.py``, ``docs/diff.md``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The gap table ``kscope gap`` builds (``analyses/gap.py``): kernels ranked by GPU time, with honest totals.
-
-Schema ``kernelscope.gap.v1``; the definitions of the totals are in ``analyses/gap.py`` and ``docs/gap.md``.
-"""
+"""The gap table of ``kscope gap`` (``analyses/gap.py`` and ``docs/gap.md`` define its totals)."""
 
 from __future__ import annotations
 

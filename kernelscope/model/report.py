@@ -1,7 +1,4 @@
-"""``kscope report``'s one report over a workload (``analyses/report.py``): every result and a headline.
-
-Schema ``kernelscope.report.v1``.
-"""
+"""``kscope report``'s one report over a workload: every result and a headline (``analyses/report.py``)."""
 
 from __future__ import annotations
 
@@ -9,10 +6,10 @@ import msgspec
 
 from kernelscope.model.att import AttResult
 from kernelscope.model.codeobj import CodeObject
-from kernelscope.model.coverage import Coverage
 from kernelscope.model.gap import GapResult
 from kernelscope.model.ncu import NcuResult
 from kernelscope.model.roofline import RooflineResult
+from kernelscope.model.shapes import Coverage
 from kernelscope.model.suggest import Experiment
 
 

@@ -1,7 +1,4 @@
-"""Where kernels sit against the roofs (``kscope roofline``, built by ``analyses/roofline.py``).
-
-Schema ``kernelscope.roofline.v1``.
-"""
+"""Where kernels sit against the roofs: ``kscope roofline`` (``analyses/roofline.py``)."""
 
 from __future__ import annotations
 

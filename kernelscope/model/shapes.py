@@ -32,3 +32,22 @@ class ShapeRuns(msgspec.Struct, kw_only=True):
 
     schema: str = "kernelscope.shapes.v1"
     runs: list[ShapeRun]
+
+
+# --- a ledger's coverage (analyses/coverage.py): kernelscope.coverage.v1 --------------------------------
+
+
+class CoverageCell(msgspec.Struct, kw_only=True):
+    shapes: int
+    time_us: float  # summed over the measured shapes
+    best_speedup: float | None = None
+    worst_speedup: float | None = None
+
+
+class Coverage(msgspec.Struct, kw_only=True):
+    """``matrix[kernel][model]``: what was measured; ``runs``: the ledger rows, longest first."""
+
+    models: list[str]
+    matrix: dict[str, dict[str, CoverageCell]]
+    runs: list[ShapeRun]
+    schema: str = "kernelscope.coverage.v1"

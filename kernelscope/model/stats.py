@@ -1,8 +1,4 @@
-"""Statistics summaries of timing samples: what ``analyses/stats.py`` computes, and its defaults.
-
-The records live here so that results in ``model/`` (``Measurement``, a task's decision rule) can hold
-them without importing the computations.
-"""
+"""Statistics summaries of timing samples, held by results in ``model/``; ``analyses/stats.py`` computes them."""
 
 from __future__ import annotations
 
