@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING
 from kernelscope._lazy import exports
 
 if TYPE_CHECKING:
-    from kernelscope.analyses.gap import GapOptions as GapOptions
-    from kernelscope.analyses.gap import GapResult as GapResult
     from kernelscope.analyses.gap import gap as gap
     from kernelscope.api import gap_report as gap_report
     from kernelscope.api import index_sources as index_sources
@@ -20,6 +18,8 @@ if TYPE_CHECKING:
     from kernelscope.identity import classify as classify
     from kernelscope.model import KernelLaunch as KernelLaunch
     from kernelscope.model import Profile as Profile
+    from kernelscope.model.gap import GapOptions as GapOptions
+    from kernelscope.model.gap import GapResult as GapResult
     from kernelscope.readers import detect as detect
     from kernelscope.readers import load as load
     from kernelscope.readers import read as read
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 _WHERE = {
-    "GapOptions": "kernelscope.analyses.gap",
-    "GapResult": "kernelscope.analyses.gap",
+    "GapOptions": "kernelscope.model.gap",
+    "GapResult": "kernelscope.model.gap",
     "gap": "kernelscope.analyses.gap",
     "gap_report": "kernelscope.api",
     "index_sources": "kernelscope.api",

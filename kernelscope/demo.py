@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelscope import readers
-from kernelscope.analyses.gap import GapResult
 from kernelscope.api import gap_report
 from kernelscope.data import demo_file
+from kernelscope.model.gap import GapResult
 from kernelscope.presenters.base import render_csv, render_json, render_markdown
 from kernelscope.presenters.gap import tables
 

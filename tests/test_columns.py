@@ -17,9 +17,10 @@ import pytest
 from conftest import KERNEL_CAT, MEMORY_CATS, chrome_trace, events, ns
 
 from kernelscope import api, gap, readers
-from kernelscope.analyses.gap import GapAccumulator, GapResult
+from kernelscope.analyses.gap import GapAccumulator
 from kernelscope.data import demo_file
 from kernelscope.errors import FormatError
+from kernelscope.model.gap import GapResult
 from kernelscope.readers import kineto
 
 

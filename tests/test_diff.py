@@ -26,8 +26,8 @@ from conftest import KERNEL_CAT, assert_one_error_line, csv_rows, events, ns
 from scipy.stats import mannwhitneyu
 
 from kernelscope import api
-from kernelscope.analyses.diff import DiffResult, DiffRow
 from kernelscope.data import demo_file
+from kernelscope.model.diff import DiffResult, DiffRow
 
 Kscope = Callable[..., CompletedProcess[str]]
 EAGER, COMPILE = "h100_transformer_eager.json.gz", "h100_transformer_compile.json.gz"

@@ -13,7 +13,7 @@ import pytest
 from conftest import csv_rows
 
 from kernelscope import api
-from kernelscope.analyses.gap import GapResult, KernelRow
+from kernelscope.model.gap import GapResult, KernelRow
 
 
 def _stats(capture: Path) -> dict[str, dict[str, str]]:

@@ -25,10 +25,11 @@ from conftest import (
 )
 
 from kernelscope import api, readers
-from kernelscope.analyses.gap import GapOptions, gap
+from kernelscope.analyses.gap import gap
 from kernelscope.data import demo_file
 from kernelscope.errors import FormatError
 from kernelscope.model import Dim3, Profile
+from kernelscope.model.gap import GapOptions
 from kernelscope.readers import kineto
 
 # --- totals against an independent parse ----------------------------------------------------------

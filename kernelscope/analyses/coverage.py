@@ -12,26 +12,8 @@ from collections.abc import Iterable
 import msgspec
 
 from kernelscope.analyses.roofline import op_dtype
-from kernelscope.model.shapes import Scalar, ShapeRun
+from kernelscope.model.shapes import Coverage, CoverageCell, Scalar, ShapeRun
 from kernelscope.readers.kineto_ops import OpCall
-
-COVERAGE_SCHEMA = "kernelscope.coverage.v1"
-
-
-class CoverageCell(msgspec.Struct, kw_only=True):
-    shapes: int
-    time_us: float  # summed over the measured shapes
-    best_speedup: float | None = None
-    worst_speedup: float | None = None
-
-
-class Coverage(msgspec.Struct, kw_only=True):
-    """``matrix[kernel][model]``: what was measured; ``runs``: the ledger rows, longest first."""
-
-    models: list[str]
-    matrix: dict[str, dict[str, CoverageCell]]
-    runs: list[ShapeRun]
-    schema: str = COVERAGE_SCHEMA
 
 
 def coverage(runs: Iterable[ShapeRun]) -> Coverage:

@@ -5,35 +5,8 @@ from __future__ import annotations
 
 import math
 
-import msgspec
-
 from kernelscope.analyses.occupancy import ArchLimits, arch_limits
-from kernelscope.model.codeobj import KernelCode
-
-FIT_SCHEMA = "kernelscope.fit.v1"
-
-
-class Gauge(msgspec.Struct, kw_only=True):
-    label: str
-    used: float
-    limit: float | None  # None: the architecture's limit is UNKNOWN
-    unit: str = ""
-
-
-class KernelFit(msgspec.Struct, kw_only=True):
-    name: str
-    arch: str
-    vendor: str
-    gauges: list[Gauge]
-    mix: dict[str, float]  # class -> share of instructions, percent
-    matrix_share: float | None  # percent of instructions on the matrix units
-    limiter: str | None
-    readout: list[str]  # "left on the table", most important first
-
-
-class FitReport(msgspec.Struct, kw_only=True):
-    kernels: list[KernelFit]
-    schema: str = FIT_SCHEMA
+from kernelscope.model.codeobj import Gauge, KernelCode, KernelFit
 
 
 def _next_level_amd(k: KernelCode, lim: ArchLimits) -> str | None:

@@ -17,74 +17,16 @@ Memory operations are not kernels: they are counted only with ``include_memory``
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Literal
 
-import msgspec
 import numpy as np
 
 from kernelscope.identity import Identities
 from kernelscope.model import KernelStats, Profile
 from kernelscope.model.columns import LaunchColumns, OpColumns
+from kernelscope.model.gap import GapOptions, GapResult, GapTotals, KernelRow
 from kernelscope.model.source import SourceMatch
 
-GAP_SCHEMA = "kernelscope.gap.v1"
-GroupBy = Literal["name", "function", "category", "kind"]
 _NS_PER_US = 1000.0
-
-
-class GapOptions(msgspec.Struct, frozen=True, kw_only=True):
-    include_memory: bool = False
-    group_by: GroupBy = "name"
-    per_rank: bool = False  # one row per (rank, kernel) instead of merging ranks
-
-
-class KernelRow(msgspec.Struct, kw_only=True):
-    name: str
-    calls: int
-    total_us: float
-    avg_us: float
-    median_us: float | None
-    min_us: float | None
-    max_us: float | None
-    std_us: float | None
-    pct: float
-    kind: str | None = None
-    category: str | None = None
-    function: str | None = None
-    dtype: str | None = None
-    rank: int | None = None
-    ranks: list[int] = msgspec.field(default_factory=list)
-    vendor: str | None = None
-    # with --find-sources (kernelscope.sources): where the kernel's code is and how to test it
-    source_status: str | None = None
-    source: str | None = None  # "repo:path:line"
-    source_url: str | None = None
-    test_command: str | None = None
-
-
-class GapTotals(msgspec.Struct, kw_only=True):
-    kernel_time_us: float
-    busy_time_us: float | None
-    wall_time_us: float | None
-    idle_time_us: float | None
-    launches: int
-    kernels: int
-    memory_time_us: float
-    memory_ops: int
-    devices: int
-    ranks: int
-
-
-class GapResult(msgspec.Struct, kw_only=True):
-    totals: GapTotals
-    kernels: list[KernelRow]
-    options: GapOptions = GapOptions()
-    sources: list[str] = msgspec.field(default_factory=list)
-    window: str | None = None
-    phase: str | None = None
-    phases: list[GapResult] = msgspec.field(default_factory=list)  # one result per phase with --phase-by
-    warnings: list[str] = msgspec.field(default_factory=list)
-    schema: str = GAP_SCHEMA
 
 
 def busy_ns(starts: np.ndarray, ends: np.ndarray) -> int:

@@ -19,77 +19,21 @@ import msgspec
 from kernelscope import readers
 from kernelscope.errors import InputError
 from kernelscope.model import KernelLaunch
-from kernelscope.model.ncu import NcuHeadline, NcuKernelSource, NcuSource, SassInstruction, stall_label
+from kernelscope.model.ncu import (
+    ContextInstruction,
+    Hotspot,
+    KernelSummary,
+    LineStat,
+    NcuKernelSource,
+    NcuResult,
+    NcuSource,
+    SassInstruction,
+    StallShare,
+    stall_label,
+)
 from kernelscope.readers import _ncu
 
-NCU_SCHEMA = "kernelscope.ncu.v1"
 UNATTRIBUTED = "unattributed"
-
-
-class StallShare(msgspec.Struct, kw_only=True):
-    reason: str  # ncu's name: smsp__pcsamp_warps_issue_stalled_<reason>
-    label: str
-    samples: int
-    pct: float  # of the kernel's samples
-    not_issued: int
-
-
-class ContextInstruction(msgspec.Struct, kw_only=True):
-    address: int
-    offset: int | None  # bytes from the kernel's first instruction
-    instruction: str
-    stall_samples: int
-
-
-class Hotspot(msgspec.Struct, kw_only=True):
-    address: int
-    offset: int | None
-    instruction: str
-    stall_samples: int
-    pct: float
-    not_issued: int
-    reasons: dict[str, int]  # most samples first
-    executed: int | None  # warp-level instructions executed
-    thread_executed: int | None
-    source: str | None  # "file:line"; null without a line table
-    source_text: str | None  # the line itself, where the source was imported
-    context: list[ContextInstruction]  # the instructions before and after, in address order, itself included
-
-
-class LineStat(msgspec.Struct, kw_only=True):
-    source: str  # "file:line"
-    file: str
-    line: int
-    text: str | None
-    stall_samples: int
-    pct: float
-    reasons: dict[str, int]
-    executed: int | None
-    instructions: int  # SASS instructions attributed to the line
-
-
-class KernelSummary(msgspec.Struct, kw_only=True):
-    index: int
-    name: str
-    mangled: str | None
-    duration_ns: int | None
-    headline: NcuHeadline
-    stall_samples: int | None  # null: no source counters for this kernel
-    not_issued_samples: int | None
-    executed: int | None
-    instructions: int
-    stall_breakdown: list[StallShare]
-    hotspots: list[Hotspot]
-    lines: list[LineStat]  # empty when the input has no line table (see notes)
-    notes: list[str]
-
-
-class NcuResult(msgspec.Struct, kw_only=True):
-    source: str
-    format: str
-    kernels: list[KernelSummary]
-    notes: list[str]
-    schema: str = NCU_SCHEMA
 
 
 def _ranked(counts: Counter[str]) -> dict[str, int]:

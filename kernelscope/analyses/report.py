@@ -7,40 +7,14 @@ Pure: the inputs are analysis results; reading files and rendering are the calle
 
 from __future__ import annotations
 
-import msgspec
-
-from kernelscope.analyses.coverage import Coverage
-from kernelscope.analyses.gap import GapResult
-from kernelscope.analyses.ncu import NcuResult
-from kernelscope.analyses.roofline import RooflineResult
 from kernelscope.model.att import AttResult
 from kernelscope.model.codeobj import CodeObject
+from kernelscope.model.gap import GapResult
+from kernelscope.model.ncu import NcuResult
+from kernelscope.model.report import Finding, Report
+from kernelscope.model.roofline import RooflineResult
+from kernelscope.model.shapes import Coverage
 from kernelscope.model.suggest import Experiment
-
-REPORT_SCHEMA = "kernelscope.report.v1"
-
-
-class Finding(msgspec.Struct, kw_only=True):
-    """One headline line: what (``topic``), the statement, and where it comes from."""
-
-    topic: str  # time | bound | occupancy | resources | stalls | hotspot | coverage | candidate
-    text: str
-    evidence: str
-
-
-class Report(msgspec.Struct, kw_only=True):
-    title: str
-    created: str
-    inputs: list[str]
-    gap: GapResult | None = None
-    roofline: RooflineResult | None = None
-    code: list[CodeObject] = msgspec.field(default_factory=list)
-    coverage: Coverage | None = None
-    ncu: NcuResult | None = None
-    att: list[AttResult] = msgspec.field(default_factory=list)
-    candidates: list[Experiment] = msgspec.field(default_factory=list)  # kscope suggest's ranking, best first
-    headline: list[Finding] = msgspec.field(default_factory=list)
-    schema: str = REPORT_SCHEMA
 
 
 def _time(gap: GapResult) -> list[Finding]:

@@ -13,12 +13,13 @@ from collections.abc import Sequence
 
 import msgspec
 
-from kernelscope.analyses.gap import GapResult, KernelRow
 from kernelscope.analyses.ncu import selector
 from kernelscope.analyses.replay import describe
-from kernelscope.analyses.roofline import TARGET, RooflineResult, point_label
+from kernelscope.analyses.roofline import point_label
 from kernelscope.errors import InputError
 from kernelscope.identity import classify
+from kernelscope.model.gap import GapResult, KernelRow
+from kernelscope.model.roofline import TARGET, RooflineResult
 from kernelscope.readers.kineto_ops import OpCall
 
 

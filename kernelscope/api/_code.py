@@ -6,11 +6,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kernelscope import readers
-from kernelscope.analyses.fit import FitReport
 from kernelscope.analyses.fit import fit as fit_kernel
 from kernelscope.analyses.ncu import cost as ncu_cost
 from kernelscope.analyses.occupancy import arch_limits, occupancy
-from kernelscope.analyses.roofline import Cost, Peaks, RooflineResult, from_calls, from_measured, point
+from kernelscope.analyses.roofline import Cost, from_calls, from_measured, point
 from kernelscope.analyses.roofline import evaluate as evaluate_expression
 from kernelscope.ceilings.measure import CeilingProfile
 from kernelscope.ceilings.store import find_profile, load_profile
@@ -18,8 +17,9 @@ from kernelscope.codeobj.read import read_code_objects
 from kernelscope.errors import InputError
 from kernelscope.hw.specs import GpuSpec, database, detect, lookup
 from kernelscope.model import KernelLaunch
-from kernelscope.model.codeobj import CodeObject
+from kernelscope.model.codeobj import CodeObject, FitReport
 from kernelscope.model.measurement import Measurement
+from kernelscope.model.roofline import Peaks, RooflineResult
 from kernelscope.readers._sniff import sniff
 from kernelscope.readers.kineto_ops import read_op_calls
 from kernelscope.timing import bench, load_target

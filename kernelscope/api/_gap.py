@@ -9,14 +9,15 @@ from pathlib import Path
 import msgspec
 
 from kernelscope import readers
-from kernelscope.analyses.diff import DiffOptions, DiffResult
 from kernelscope.analyses.diff import diff as diff_profiles
-from kernelscope.analyses.gap import GapAccumulator, GapOptions, GapResult, GroupBy, attach_sources, gap
-from kernelscope.analyses.stats import ALPHA, MIN_SAMPLES, RESAMPLES
+from kernelscope.analyses.gap import GapAccumulator, attach_sources, gap
 from kernelscope.analyses.window import Window, phases, select
 from kernelscope.api._names import locate_sources
 from kernelscope.errors import InputError
 from kernelscope.model import Profile
+from kernelscope.model.diff import DiffOptions, DiffResult
+from kernelscope.model.gap import GapOptions, GapResult, GroupBy
+from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 
 Progress = Callable[[str], None]
 

@@ -6,10 +6,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kernelscope.analyses.att import analyze as analyze_att
-from kernelscope.analyses.ncu import NcuResult, selector, summarize
+from kernelscope.analyses.ncu import selector, summarize
 from kernelscope.errors import InputError
 from kernelscope.model.att import AttReport
-from kernelscope.model.ncu import NcuSource
+from kernelscope.model.ncu import NcuResult, NcuSource
 from kernelscope.readers import att as att_reader
 from kernelscope.readers import ncu_source, ncu_source_csv
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import msgspec
 
-from kernelscope.analyses.gap import GapResult
-from kernelscope.analyses.ncu import NcuResult
 from kernelscope.api._gap import Progress, gap_report
 from kernelscope.api._instructions import att, ncu
 from kernelscope.model.att import AttReport
+from kernelscope.model.gap import GapResult
+from kernelscope.model.ncu import NcuResult
 from kernelscope.profiling import ProfileConfig, ProfileRun
 from kernelscope.profiling import run as run_profiled
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from kernelscope import readers
 from kernelscope.analyses.coverage import coverage, runs_from_calls
 from kernelscope.analyses.ncu import selector, summarize
-from kernelscope.analyses.report import Report
 from kernelscope.analyses.report import build as build_report
 from kernelscope.analyses.roofline import from_calls
 from kernelscope.analyses.suggest import Evidence, rank
@@ -22,6 +21,7 @@ from kernelscope.errors import InputError
 from kernelscope.loop import git as loop_git
 from kernelscope.loop import ledger as loop_ledger
 from kernelscope.loop import workspace as loop_workspace
+from kernelscope.model.report import Report
 from kernelscope.model.suggest import SuggestResult
 from kernelscope.readers import ncu_source
 from kernelscope.readers._sniff import sniff

@@ -8,10 +8,10 @@ from typing import Annotated, Optional, cast
 import typer
 
 from kernelscope import api
-from kernelscope.analyses.gap import GroupBy
-from kernelscope.analyses.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 from kernelscope.cli._common import emit, guarded, out, pick
 from kernelscope.errors import InputError
+from kernelscope.model.gap import GroupBy
+from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 from kernelscope.presenters.diff import PRESENTERS, rich_renderable
 
 

@@ -8,8 +8,8 @@ from typing import Annotated, Optional, cast
 import typer
 
 from kernelscope import api
-from kernelscope.analyses.gap import GroupBy
 from kernelscope.cli._common import emit, guarded, out, pick, progress_bar
+from kernelscope.model.gap import GroupBy
 from kernelscope.presenters.gap import PRESENTERS, rich_renderable
 
 

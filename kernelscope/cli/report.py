@@ -11,9 +11,9 @@ import typer
 
 from kernelscope import api
 from kernelscope.cli._common import err, guarded, out
+from kernelscope.model.shapes import ShapeRuns
 from kernelscope.presenters.base import render_json
 from kernelscope.presenters.report import write_folder
-from kernelscope.readers.shape_ledger import SHAPES_SCHEMA
 from kernelscope.readers.shape_ledger import write as ledger_lines
 
 
@@ -62,7 +62,7 @@ def shapes(
     """Shape-ledger lines (kernel, op, input shapes, dtype, time) from traces: stdout or --append."""
     runs = api.shapes(traces, model=model, stage=stage)
     if json:
-        sys.stdout.write(render_json({"schema": SHAPES_SCHEMA, "runs": runs}))
+        sys.stdout.write(render_json(ShapeRuns(runs=runs)))
         return
     text = ledger_lines(runs)
     if append is None:

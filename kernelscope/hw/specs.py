@@ -13,8 +13,6 @@ import yaml
 
 from kernelscope.errors import InputError
 
-HW_SCHEMA = "kernelscope.hw.v1"
-
 
 class SpecValue(msgspec.Struct, kw_only=True, omit_defaults=True):
     value: float | int | str | None  # a number, None (not applicable) or "UNKNOWN"
@@ -40,6 +38,14 @@ class GpuSpec(msgspec.Struct, kw_only=True):
     def number(self, field: str) -> float | None:
         v = self.specs.get(field)
         return float(v.value) if v is not None and v.known else None  # type: ignore[arg-type]
+
+
+class GpuSpecs(msgspec.Struct, kw_only=True):
+    """``kscope hw --json``: the GPUs asked for, and the one detected here (None: none found)."""
+
+    schema: str = "kernelscope.hw.v1"
+    detected: str | None
+    gpus: list[GpuSpec]
 
 
 def _spec(v: dict[str, object]) -> SpecValue:

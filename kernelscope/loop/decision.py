@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kernelscope.analyses.stats import Sample, Summary, compare, summarize
+from kernelscope.analyses.stats import Sample, compare, summarize
+from kernelscope.model.stats import Summary
 from kernelscope.model.task import Direction, Rule, Status
 
 

@@ -21,12 +21,13 @@ from pathlib import Path
 
 import msgspec
 
-from kernelscope.analyses.stats import MIN_SAMPLES, summarize
+from kernelscope.analyses.stats import summarize
 from kernelscope.errors import InputError
 from kernelscope.loop import environment, git, ledger, runner
 from kernelscope.loop.decision import decide, spread
 from kernelscope.loop.paths import inside, matches
 from kernelscope.loop.workspace import Workspace, locked, write_atomic
+from kernelscope.model.stats import MIN_SAMPLES
 from kernelscope.model.task import EvalResult, EvalRun, Phase, Role, Rule, Side, Status, Task
 
 Progress = Callable[[str], None]

@@ -17,6 +17,8 @@ import msgspec
 import numpy as np
 import numpy.typing as npt
 
+from kernelscope.model.source import SourceLocation
+
 ATT_SCHEMA = "kernelscope.att.v1"
 
 # rocprofiler_thread_trace_decoder_wstate_type_t, in enum order (0..4)
@@ -151,6 +153,10 @@ class SourceLine(msgspec.Struct, kw_only=True):
     idle_cycles: int
     stall_share: float
     top_class: str | None  # the stall class with most of this line's stall cycles
+
+    @property
+    def location(self) -> SourceLocation | None:
+        return SourceLocation.parse(self.source)
 
 
 class CombinedWaits(msgspec.Struct, kw_only=True):

@@ -1,4 +1,5 @@
-"""What a GPU code object says about its kernels: resources, instruction mix, occupancy.
+"""What a GPU code object says about its kernels: resources, instruction mix, occupancy; and the ISA fit
+view built from them (``analyses/fit.py``).
 
 One record shape for both vendors; fields that one vendor's binaries do not carry are ``None``
 (AMD: VGPR/SGPR/AGPR counts, LDS, scratch, wave size; NVIDIA: registers, shared, local, stack).
@@ -79,3 +80,36 @@ class CodeObject(msgspec.Struct, kw_only=True):
     kernels: list[KernelCode] = msgspec.field(default_factory=list)
     disassembler: str | None = None  # tool and version that produced the mix
     notes: list[str] = msgspec.field(default_factory=list)  # e.g. why no instruction mix
+
+
+class CodeObjects(msgspec.Struct, kw_only=True):
+    """``kscope isa --json``: every code object read."""
+
+    schema: str = "kernelscope.isa.v1"
+    objects: list[CodeObject]
+
+
+# --- the fit view: kernelscope.fit.v1 ------------------------------------------------------------------
+
+
+class Gauge(msgspec.Struct, kw_only=True):
+    label: str
+    used: float
+    limit: float | None  # None: the architecture's limit is UNKNOWN
+    unit: str = ""
+
+
+class KernelFit(msgspec.Struct, kw_only=True):
+    name: str
+    arch: str
+    vendor: str
+    gauges: list[Gauge]
+    mix: dict[str, float]  # class -> share of instructions, percent
+    matrix_share: float | None  # percent of instructions on the matrix units
+    limiter: str | None
+    readout: list[str]  # "left on the table", most important first
+
+
+class FitReport(msgspec.Struct, kw_only=True):
+    kernels: list[KernelFit]
+    schema: str = "kernelscope.fit.v1"

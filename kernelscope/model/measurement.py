@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import msgspec
 
-from kernelscope.analyses.stats import Interval, Summary
-
-MEASUREMENT_SCHEMA = "kernelscope.measurement.v1"
+from kernelscope.model.stats import Interval, Summary
 
 
 class Measurement(msgspec.Struct, kw_only=True):
@@ -30,4 +28,4 @@ class Measurement(msgspec.Struct, kw_only=True):
     flush_bytes: int = 0
     timer: str = "device events"
     warnings: list[str] = msgspec.field(default_factory=list)
-    schema: str = MEASUREMENT_SCHEMA
+    schema: str = "kernelscope.measurement.v1"

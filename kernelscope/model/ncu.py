@@ -2,14 +2,16 @@
 
 Both source readers (``readers/ncu_source.py`` for the ``.ncu-rep``, ``readers/ncu_source_csv.py`` for the
 ``--page source --csv --print-source sass`` export) produce these records; ``analyses/ncu.py`` summarizes
-them. Stall samples are counts of PC samples: every sampling interval each SM sub-partition records one
-warp's PC and why it could not issue (``smsp__pcsamp_warps_issue_stalled_<reason>``). Counts absent from the
-input are ``None``, never 0.
+them into an ``NcuResult`` (``kscope ncu``, schema ``kernelscope.ncu.v1``). Stall samples are counts of PC
+samples: every sampling interval each SM sub-partition records one warp's PC and why it could not issue
+(``smsp__pcsamp_warps_issue_stalled_<reason>``). Counts absent from the input are ``None``, never 0.
 """
 
 from __future__ import annotations
 
 import msgspec
+
+from kernelscope.model.source import SourceLocation
 
 # ncu's stall reason (the suffix of smsp__pcsamp_warps_issue_stalled_<reason>) -> (short label, meaning).
 # Meanings paraphrase the Nsight Compute Profiling Guide ("Warp Stall Reasons"); docs/ncu.md lists them.
@@ -41,16 +43,6 @@ def stall_label(reason: str) -> str:
     """The short human label of an ncu stall reason; unknown reasons keep their own name."""
     known = STALL_REASONS.get(reason)
     return known[0] if known else reason.replace("_", " ").capitalize()
-
-
-class SourceLocation(msgspec.Struct, frozen=True):
-    """The source line the compiler's line table (``-lineinfo``) attributes an instruction to."""
-
-    file: str
-    line: int
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}"
 
 
 class SassInstruction(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -112,3 +104,76 @@ class NcuSource(msgspec.Struct, kw_only=True):
     format: str  # "ncu-rep" | "ncu-source-csv"
     kernels: list[NcuKernelSource]
     notes: list[str] = msgspec.field(default_factory=list)
+
+
+# --- analysis results: kernelscope.ncu.v1 --------------------------------------------------------
+
+
+class StallShare(msgspec.Struct, kw_only=True):
+    reason: str  # ncu's name: smsp__pcsamp_warps_issue_stalled_<reason>
+    label: str
+    samples: int
+    pct: float  # of the kernel's samples
+    not_issued: int
+
+
+class ContextInstruction(msgspec.Struct, kw_only=True):
+    address: int
+    offset: int | None  # bytes from the kernel's first instruction
+    instruction: str
+    stall_samples: int
+
+
+class Hotspot(msgspec.Struct, kw_only=True):
+    address: int
+    offset: int | None
+    instruction: str
+    stall_samples: int
+    pct: float
+    not_issued: int
+    reasons: dict[str, int]  # most samples first
+    executed: int | None  # warp-level instructions executed
+    thread_executed: int | None
+    source: str | None  # "file:line"; null without a line table
+    source_text: str | None  # the line itself, where the source was imported
+    context: list[ContextInstruction]  # the instructions before and after, in address order, itself included
+
+
+class LineStat(msgspec.Struct, kw_only=True):
+    source: str  # "file:line"
+    file: str
+    line: int
+    text: str | None
+    stall_samples: int
+    pct: float
+    reasons: dict[str, int]
+    executed: int | None
+    instructions: int  # SASS instructions attributed to the line
+
+    @property
+    def location(self) -> SourceLocation:
+        return SourceLocation(self.file, self.line)
+
+
+class KernelSummary(msgspec.Struct, kw_only=True):
+    index: int
+    name: str
+    mangled: str | None
+    duration_ns: int | None
+    headline: NcuHeadline
+    stall_samples: int | None  # null: no source counters for this kernel
+    not_issued_samples: int | None
+    executed: int | None
+    instructions: int
+    stall_breakdown: list[StallShare]
+    hotspots: list[Hotspot]
+    lines: list[LineStat]  # empty when the input has no line table (see notes)
+    notes: list[str]
+
+
+class NcuResult(msgspec.Struct, kw_only=True):
+    source: str
+    format: str
+    kernels: list[KernelSummary]
+    notes: list[str]
+    schema: str = "kernelscope.ncu.v1"

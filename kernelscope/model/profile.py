@@ -14,8 +14,6 @@ import msgspec
 from kernelscope.errors import FormatError
 from kernelscope.model.records import Annotation, DeviceInfo, KernelLaunch, KernelStats, MemoryOp
 
-PROFILE_SCHEMA = "kernelscope.profile.v1"
-
 TimingKind = Literal["timeline", "serialized", "none"]
 """How launch times relate: ``timeline`` (real start/end on a clock: Kineto, rocprof, nsys),
 ``serialized`` (durations only, kernels replayed one at a time: Nsight Compute), ``none`` (stats only)."""
@@ -37,7 +35,7 @@ class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
     formats: list[str] = msgspec.field(default_factory=list)
     timing: TimingKind = "timeline"
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
-    schema: str = PROFILE_SCHEMA
+    schema: str = "kernelscope.profile.v1"
 
     def to_json(self) -> bytes:
         return msgspec.json.encode(self)

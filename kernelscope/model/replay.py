@@ -16,9 +16,6 @@ import msgspec
 
 from kernelscope.errors import FormatError
 
-REPLAY_SCHEMA = "kernelscope.replay.v1"
-REPLAY_LIST_SCHEMA = "kernelscope.replay-list.v1"
-
 # A recorded number; "inf", "-inf" and "nan" stay text (neither JSON nor a Python literal has them).
 Number = bool | int | float | str
 
@@ -78,7 +75,7 @@ class Replay(msgspec.Struct, frozen=True, kw_only=True):
     device: str | None  # the trace's GPU
     notes: list[str] = []  # what the trace did not record and the script assumed instead
     script: str | None = None  # where kscope replay wrote it (not in the script's own header)
-    schema: str = REPLAY_SCHEMA
+    schema: str = "kernelscope.replay.v1"
 
     def to_literal(self) -> str:
         """The header as a Python assignment (``REPLAY = {...}``), without ``script``."""
@@ -125,4 +122,4 @@ class ReplayList(msgspec.Struct, frozen=True, kw_only=True):
     device: str | None
     selection: str
     candidates: list[Candidate]
-    schema: str = REPLAY_LIST_SCHEMA
+    schema: str = "kernelscope.replay-list.v1"

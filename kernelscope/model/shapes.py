@@ -25,3 +25,29 @@ class ShapeRun(msgspec.Struct, kw_only=True, omit_defaults=True):
     speedup: float | None = None
     op: str | None = None  # the framework operator that launched the kernel, when known
     calls: int | None = None
+
+
+class ShapeRuns(msgspec.Struct, kw_only=True):
+    """``kscope shapes --json``: the ledger records read from the traces."""
+
+    schema: str = "kernelscope.shapes.v1"
+    runs: list[ShapeRun]
+
+
+# --- a ledger's coverage (analyses/coverage.py): kernelscope.coverage.v1 --------------------------------
+
+
+class CoverageCell(msgspec.Struct, kw_only=True):
+    shapes: int
+    time_us: float  # summed over the measured shapes
+    best_speedup: float | None = None
+    worst_speedup: float | None = None
+
+
+class Coverage(msgspec.Struct, kw_only=True):
+    """``matrix[kernel][model]``: what was measured; ``runs``: the ledger rows, longest first."""
+
+    models: list[str]
+    matrix: dict[str, dict[str, CoverageCell]]
+    runs: list[ShapeRun]
+    schema: str = "kernelscope.coverage.v1"

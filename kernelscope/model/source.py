@@ -1,4 +1,4 @@
-"""Where a kernel's code lives and how to test it: the records ``kscope find`` produces."""
+"""Where code lives: a source line, and a kernel's definition and tests (the records ``kscope find`` produces)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,24 @@ import msgspec
 FindStatus = Literal["resolved", "ambiguous", "no_source", "not_found"]
 
 
-class SourceLocation(msgspec.Struct, frozen=True, kw_only=True):
+class SourceLocation(msgspec.Struct, frozen=True):
+    """A line of a source file, as a line table (ncu's ``-lineinfo``, ATT's code object) attributes an
+    instruction to it. Results whose JSON shows ``"file:line"`` keep that text and give this as ``location``."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    @classmethod
+    def parse(cls, text: str | None) -> SourceLocation | None:
+        """A ``"file:line"`` text as line tables print it (ATT's code.json); None without a line number."""
+        file, _, line = (text or "").rpartition(":")
+        return cls(file, int(line)) if file and line.isdigit() else None
+
+
+class KernelDefinition(msgspec.Struct, frozen=True, kw_only=True):
     """One kernel definition in an indexed repository (``path`` relative to ``root``; checked to exist)."""
 
     repo: str
@@ -43,6 +60,13 @@ class SourceMatch(msgspec.Struct, kw_only=True):
     category: str
     status: FindStatus
     reason: str = ""
-    location: SourceLocation | None = None
-    candidates: list[SourceLocation] = msgspec.field(default_factory=list)
+    location: KernelDefinition | None = None
+    candidates: list[KernelDefinition] = msgspec.field(default_factory=list)
     tests: list[TestHit] = msgspec.field(default_factory=list)
+
+
+class SourceMatches(msgspec.Struct, kw_only=True):
+    """``kscope find --json``: the answer for every kernel name asked about."""
+
+    schema: str = "kernelscope.find.v1"
+    kernels: list[SourceMatch]

@@ -10,7 +10,6 @@ import msgspec
 from kernelscope.model.levers import Lever
 from kernelscope.model.task import Direction, Status
 
-SUGGEST_SCHEMA = "kernelscope.suggest.v1"
 RiskLevel = Literal["low", "medium", "high"]
 
 
@@ -87,4 +86,4 @@ class SuggestResult(msgspec.Struct, kw_only=True):
     experiments: list[Experiment]
     evidence_used: dict[str, list[str]]  # input kind (trace, ncu, att, isa, ledger, repo) -> paths
     notes: list[str]
-    schema: str = SUGGEST_SCHEMA
+    schema: str = "kernelscope.suggest.v1"

@@ -13,13 +13,10 @@ from typing import Annotated, Literal, get_args
 import msgspec
 from msgspec import Meta
 
-from kernelscope.analyses.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 from kernelscope.model.levers import Lever
+from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 
 TASK_SCHEMA = "kernelscope.task.v1"
-EVAL_SCHEMA = "kernelscope.eval.v1"
-LEDGER_SCHEMA = "kernelscope.ledger.v1"
-LEDGER_VIEW_SCHEMA = "kernelscope.ledger-view.v1"
 WORKSPACE_SCHEMA = "kernelscope.workspace.v1"
 
 Direction = Literal["lower", "higher"]
@@ -198,7 +195,7 @@ class EvalResult(msgspec.Struct, frozen=True, kw_only=True):
     kscope_version: str
     kernel: str | None = None  # the task's, so that the result says what it tried on which kernel
     lever: Lever | None = None
-    schema: str = EVAL_SCHEMA
+    schema: str = "kernelscope.eval.v1"
 
 
 class LedgerRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -224,7 +221,7 @@ class LedgerRecord(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
     kernel: str | None = None  # the task's: ``kscope suggest`` demotes levers that failed on a kernel
     lever: Lever | None = None
-    schema: str = LEDGER_SCHEMA
+    schema: str = "kernelscope.ledger.v1"
 
 
 class TaskSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -245,4 +242,4 @@ class LedgerView(msgspec.Struct, frozen=True, kw_only=True):
     records: list[LedgerRecord]
     summary: list[TaskSummary]
     unreadable: list[int]
-    schema: str = LEDGER_VIEW_SCHEMA
+    schema: str = "kernelscope.ledger-view.v1"

@@ -12,6 +12,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from kernelscope.model.att import STATES, AttReport, AttResult, Hotspot
+from kernelscope.model.source import SourceLocation
 from kernelscope.presenters.base import Column, Presenter, Table, render_json, render_markdown, rich_table
 
 BAR = 24
@@ -31,11 +32,10 @@ def _bar(pct: float) -> str:
 
 def _short(source: str | None) -> str | None:
     """``.../dir/file.py:12`` — the last two path parts keep names that repeat across folders apart."""
-    if not source:
-        return None
-    path, _, line = source.rpartition(":")
-    parts = PurePath(path).parts[-2:] if path else ()
-    return f"{'/'.join(parts)}:{line}" if parts else source
+    loc = SourceLocation.parse(source)
+    if loc is None:
+        return source or None
+    return f"{'/'.join(PurePath(loc.file).parts[-2:])}:{loc.line}"
 
 
 def _name(r: AttResult) -> str:

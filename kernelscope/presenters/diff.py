@@ -8,7 +8,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from kernelscope.analyses.diff import DiffResult, DiffRow
+from kernelscope.model.diff import DiffResult, DiffRow
 from kernelscope.presenters.base import (
     Column,
     Presenter,

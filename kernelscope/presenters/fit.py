@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelscope.analyses.fit import FitReport, Gauge, KernelFit
+from kernelscope.model.codeobj import FitReport, Gauge, KernelFit
 from kernelscope.presenters.base import Presenter, render_json
 
 WIDTH = 30

@@ -6,7 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from kernelscope.analyses.gap import GapResult
+from kernelscope.model.gap import GapResult
 from kernelscope.presenters.base import (
     Column,
     Presenter,

@@ -8,7 +8,7 @@ from rich.console import Group
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from kernelscope.hw.specs import HW_SCHEMA, GpuSpec
+from kernelscope.hw.specs import GpuSpec, GpuSpecs
 from kernelscope.presenters.base import Presenter
 from kernelscope.presenters.base import render_json as base_render_json
 
@@ -51,7 +51,7 @@ def renderable(specs: Sequence[GpuSpec], detected: str | None, full: bool) -> Gr
 
 def render_json(doc: tuple[Sequence[GpuSpec], str | None]) -> str:
     specs, detected = doc
-    return base_render_json({"schema": HW_SCHEMA, "detected": detected, "gpus": list(specs)})
+    return base_render_json(GpuSpecs(detected=detected, gpus=list(specs)))
 
 
 PRESENTERS: dict[str, Presenter] = {"json": Presenter("json", ".json", False, render_json)}

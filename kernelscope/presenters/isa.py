@@ -8,10 +8,8 @@ import msgspec
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from kernelscope.model.codeobj import CodeObject, KernelCode
+from kernelscope.model.codeobj import CodeObject, CodeObjects, KernelCode
 from kernelscope.presenters.base import Column, Presenter, Table, render_csv, render_json, render_markdown, rich_table
-
-ISA_SCHEMA = "kernelscope.isa.v1"
 
 AMD_COLUMNS = [
     Column("name", "Kernel", justify="left"),
@@ -78,7 +76,7 @@ def rich_renderable(objs: Sequence[CodeObject]) -> Group:
 
 
 def _json(objs: Sequence[CodeObject]) -> str:
-    return render_json({"schema": ISA_SCHEMA, "objects": objs})
+    return render_json(CodeObjects(objects=list(objs)))
 
 
 def _flat(objs: Sequence[CodeObject]) -> list[Table]:

@@ -6,7 +6,7 @@ from msgspec.structs import asdict
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from kernelscope.analyses.ncu import Hotspot, KernelSummary, NcuResult
+from kernelscope.model.ncu import Hotspot, KernelSummary, NcuResult
 from kernelscope.presenters.base import Column, Presenter, Table, render_json, render_markdown, rich_table
 
 TOP_REASONS = 3  # reasons named per hotspot/line row; the JSON has them all

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from kernelscope.analyses.report import Report
+from kernelscope.model.report import Report
 from kernelscope.presenters import plots
 from kernelscope.presenters.base import Column, Table, fmt, render_json, render_markdown
 from kernelscope.presenters.roofline import png as roofline_png

@@ -10,7 +10,7 @@ from rich.console import Group
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from kernelscope.analyses.roofline import RooflinePoint, RooflineResult
+from kernelscope.model.roofline import RooflinePoint, RooflineResult
 from kernelscope.presenters.base import Presenter, render_json
 
 W, H, PAD = 900, 560, 70

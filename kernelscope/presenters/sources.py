@@ -9,12 +9,9 @@ from rich.console import Group
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from kernelscope.model.source import SourceMatch
+from kernelscope.model.source import SourceMatch, SourceMatches
 from kernelscope.presenters.base import Column, Presenter, Table, render_csv, render_json, render_markdown, rich_table
-from kernelscope.sources.index import RepoSummary
-
-INDEX_SCHEMA = "kernelscope.index.v1"
-FIND_SCHEMA = "kernelscope.find.v1"
+from kernelscope.sources.index import RepoIndex, RepoSummary
 
 INDEX_COLUMNS = [
     Column("name", "Repository", justify="left"),
@@ -77,15 +74,11 @@ def index_renderable(summaries: Sequence[RepoSummary]) -> RichTable:
     return rich_table(index_table(summaries))
 
 
-def _json(schema: str, key: str, items: object) -> str:
-    return render_json({"schema": schema, key: items})
-
-
 INDEX_PRESENTERS: dict[str, Presenter] = {
-    "json": Presenter("json", ".json", False, lambda s: _json(INDEX_SCHEMA, "repos", [asdict(x) for x in s])),
+    "json": Presenter("json", ".json", False, lambda s: render_json(RepoIndex(repos=list(s)))),
 }
 FIND_PRESENTERS: dict[str, Presenter] = {
-    "json": Presenter("json", ".json", False, lambda m: _json(FIND_SCHEMA, "kernels", m)),
+    "json": Presenter("json", ".json", False, lambda m: render_json(SourceMatches(kernels=list(m)))),
     "csv": Presenter("csv", ".csv", False, lambda m: render_csv([find_table(m)])),
     "markdown": Presenter("markdown", ".md", False, lambda m: render_markdown([find_table(m)])),
 }

@@ -21,7 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kernelscope.model.ncu import NcuHeadline, NcuKernelSource, NcuSource, SassInstruction, SourceLocation
+from kernelscope.model.ncu import NcuHeadline, NcuKernelSource, NcuSource, SassInstruction
+from kernelscope.model.source import SourceLocation
 from kernelscope.readers import _ncu, ncu_rep
 
 FORMAT = "ncu-rep"

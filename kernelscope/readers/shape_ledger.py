@@ -9,7 +9,6 @@ import msgspec
 from kernelscope.errors import FormatError
 from kernelscope.model.shapes import ShapeRun
 
-SHAPES_SCHEMA = "kernelscope.shapes.v1"  # ``kscope shapes --json``: {schema, runs: [ShapeRun]}
 _EXPECTED = "a shape ledger line: a JSON object with kernel, model, stage, dtype, shape, time_us, baseline_us"
 
 

@@ -16,7 +16,7 @@ from kernelscope.errors import InputError
 from kernelscope.identity import Identities
 from kernelscope.identity.classify import words
 from kernelscope.model.identity import KernelIdentity
-from kernelscope.model.source import SourceLocation, SourceMatch, TestHit
+from kernelscope.model.source import KernelDefinition, SourceMatch, TestHit
 from kernelscope.sources.index import SourceIndex, github_url, link_tokens
 
 # Kinds whose kernels have no source to find: generated at build/run time, or closed.
@@ -139,11 +139,11 @@ class Finder:
 
     def _location(
         self, rid: int, path: str, line: int, symbol: str, kind: str, ns: str, score: float
-    ) -> SourceLocation:
+    ) -> KernelDefinition:
         root, name, commit, remote = self.repos[rid]
         base = github_url(remote)
         url = f"{base}/blob/{commit}/{path}#L{line}" if base and commit else None
-        return SourceLocation(
+        return KernelDefinition(
             repo=name,
             root=root,
             path=path,
@@ -211,7 +211,7 @@ class Finder:
         base.tests = self._tests(scored[0][1], locs[0])
         return base
 
-    def _tests(self, rid: int, loc: SourceLocation, limit: int = 3) -> list[TestHit]:
+    def _tests(self, rid: int, loc: KernelDefinition, limit: int = 3) -> list[TestHit]:
         sym, stem = loc.symbol, PurePosixPath(loc.path).stem
         weight = {t: _token_weight(t, sym, stem) for t in link_tokens(sym, loc.path) | {sym}}
         toks = list(weight)

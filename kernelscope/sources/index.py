@@ -17,6 +17,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
+import msgspec
+
 from kernelscope.errors import InputError
 from kernelscope.sources import scan
 
@@ -105,6 +107,13 @@ class RepoSummary:
     definitions: int
     test_files: int
     seconds: float
+
+
+class RepoIndex(msgspec.Struct, kw_only=True):
+    """``kscope index --json``: the repositories indexed."""
+
+    schema: str = "kernelscope.index.v1"
+    repos: list[RepoSummary]
 
 
 def default_db() -> Path:

@@ -8,9 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernelscope.analyses.gap import GapResult, GapTotals, KernelRow
-from kernelscope.analyses.ncu import KernelSummary, summarize_kernel
-from kernelscope.analyses.roofline import Peaks, RooflinePoint, RooflineResult, from_calls
+from kernelscope.analyses.ncu import summarize_kernel
+from kernelscope.analyses.roofline import from_calls
 from kernelscope.analyses.suggest.thresholds import TOP_LINES, VECTOR_BITS
 from kernelscope.codeobj.mix import nvidia_mix
 from kernelscope.identity import Identities
@@ -18,10 +17,12 @@ from kernelscope.model import DeviceInfo, KernelLaunch
 from kernelscope.model.att import AttResult
 from kernelscope.model.att import KernelSummary as AttKernel
 from kernelscope.model.codeobj import CodeObject, KernelCode
+from kernelscope.model.gap import GapResult, GapTotals, KernelRow
 from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.levers import Lever
-from kernelscope.model.ncu import NcuKernelSource, NcuSource
-from kernelscope.model.source import SourceMatch
+from kernelscope.model.ncu import KernelSummary, NcuKernelSource, NcuSource
+from kernelscope.model.roofline import Peaks, RooflinePoint, RooflineResult
+from kernelscope.model.source import SourceLocation, SourceMatch
 from kernelscope.model.suggest import (
     Risk,
     Step,
@@ -64,7 +65,7 @@ class SassProfile:
     narrow: int  # of them narrower than VECTOR_BITS per thread
     widths: dict[int, int]  # bits per thread -> loads executed
     requested_bytes: float  # thread-level load executions x bytes each
-    sites: list[str]  # source lines with executed global loads, in address order
+    sites: list[SourceLocation]  # source lines with executed global loads, in address order
 
 
 @dataclass
@@ -113,7 +114,7 @@ class Match:
     steps: list[Step]
     effect: float | None
     basis: str
-    hotspots: list[str] = field(default_factory=list)
+    hotspots: list[SourceLocation] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def sass_profile(k: NcuKernelSource) -> SassProfile:
     widths: Counter[int] = Counter()
     executed = matrix = 0
     requested = 0.0
-    sites: dict[str, None] = {}
+    sites: dict[SourceLocation, None] = {}
     for inst in k.instructions:
         m = _OPCODE.match(inst.sass)
         n = inst.executed or 0
@@ -147,7 +148,7 @@ def sass_profile(k: NcuKernelSource) -> SassProfile:
         widths[width] += n
         requested += (inst.thread_executed or 0) * width / 8
         if inst.source is not None:
-            sites[str(inst.source)] = None
+            sites[inst.source] = None
     return SassProfile(
         executed=executed,
         matrix=matrix,

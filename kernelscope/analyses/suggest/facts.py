@@ -10,6 +10,7 @@ from kernelscope.analyses.suggest.thresholds import LIBRARY_KINDS, MATMUL, VECTO
 from kernelscope.model.att import AttResult
 from kernelscope.model.codeobj import KernelCode, Occupancy
 from kernelscope.model.ncu import STALL_REASONS, stall_label
+from kernelscope.model.source import SourceLocation
 from kernelscope.model.suggest import (
     Step,
 )
@@ -103,7 +104,7 @@ def stalled_effect(f: Facts) -> tuple[float, str] | None:
     return None
 
 
-def _hot(f: Facts, reasons: Sequence[str], classes: Sequence[str]) -> tuple[str, str | None] | None:
+def _hot(f: Facts, reasons: Sequence[str], classes: Sequence[str]) -> tuple[str, SourceLocation | None] | None:
     """The hottest source line (and instruction) whose top stall is one of ``reasons``/``classes``."""
     k = f.ncu
     if k is not None:
@@ -124,7 +125,7 @@ def _hot(f: Facts, reasons: Sequence[str], classes: Sequence[str]) -> tuple[str,
                 f"({inst.pct:.1f}%), {stall_label(top).lower()} {n:,}"
             )
         if parts:
-            return "ncu: " + "; ".join(parts), line.source if line is not None else None
+            return "ncu: " + "; ".join(parts), line.location if line is not None else None
     a = f.att
     if a is not None:
         src = next((s for s in a.source_lines if s.top_class in classes and s.source), None)
@@ -136,7 +137,7 @@ def _hot(f: Facts, reasons: Sequence[str], classes: Sequence[str]) -> tuple[str,
                 f"({hot.stall_share:.1f}%)"
             )
         if parts:
-            return f"{att_name(a)}: " + "; ".join(parts), src.source if src is not None else None
+            return f"{att_name(a)}: " + "; ".join(parts), src.location if src is not None else None
     return None
 
 
@@ -188,12 +189,14 @@ def _effect(*bounds: tuple[float, str] | None) -> tuple[float | None, str]:
     return max(0.0, min(1.0, frac)), why
 
 
-def make_match(steps: list[Step], *bounds: tuple[float, str] | None, where: str | None = None) -> Match:
+def make_match(steps: list[Step], *bounds: tuple[float, str] | None, where: SourceLocation | None = None) -> Match:
     effect, basis = _effect(*bounds)
     return Match(steps=steps, effect=effect, basis=basis, hotspots=[where] if where else [])
 
 
-def hot_step(f: Facts, reasons: Sequence[str], classes: Sequence[str], action: str) -> tuple[list[Step], str | None]:
+def hot_step(
+    f: Facts, reasons: Sequence[str], classes: Sequence[str], action: str
+) -> tuple[list[Step], SourceLocation | None]:
     hot = _hot(f, reasons, classes)
     if hot is None:
         return [], None

@@ -75,7 +75,7 @@ def _experiment(f: Facts, rule: Rule, m: Match, ev: Evidence) -> Experiment:
     code, tests, test = [], [], None
     if ev.repo is not None:
         located = [found.location.path] if found is not None and found.location is not None else []
-        code = list(dict.fromkeys(located + [p for h in m.hotspots if (p := _inside(h.rsplit(":", 1)[0], ev.repo))]))
+        code = list(dict.fromkeys(located + [p for h in m.hotspots if (p := _inside(h.file, ev.repo))]))
         tests = [t.path for t in found.tests] if found is not None else []
         test = next((t.command for t in found.tests if t.command), None) if found is not None else None
     share_pct = None if f.share is None else 100 * f.share
@@ -99,7 +99,7 @@ def _experiment(f: Facts, rule: Rule, m: Match, ev: Evidence) -> Experiment:
             share_source=f.share_source,
         ),
         files=list(dict.fromkeys(code + tests)),
-        hotspots=m.hotspots,
+        hotspots=[str(h) for h in m.hotspots],
         rationale=m.steps,
         risk=rule.risk,
         expected=expected,

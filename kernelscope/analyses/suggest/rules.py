@@ -43,6 +43,7 @@ from kernelscope.analyses.suggest.thresholds import (
     WIDE_DTYPES,
 )
 from kernelscope.model.codeobj import KernelCode
+from kernelscope.model.source import SourceLocation
 from kernelscope.model.suggest import (
     Risk,
     Step,
@@ -88,12 +89,11 @@ def _memory_access(f: Facts) -> Match | None:
     return make_match(steps, headroom_effect(bound), time_effect(waits, "waiting on memory"), where=where)
 
 
-def _lines_of(sites: list[str]) -> str:
+def _lines_of(sites: list[SourceLocation]) -> str:
     """``a.py:44, 48, 52; b.py:3``: source lines grouped by file."""
     by_file: dict[str, list[str]] = {}
     for site in sites:
-        file, _, line = site.rpartition(":")
-        by_file.setdefault(file, []).append(line)
+        by_file.setdefault(site.file, []).append(str(site.line))
     return "; ".join(f"{file}:{', '.join(lines)}" for file, lines in by_file.items())
 
 
