@@ -12,11 +12,13 @@ Output side (``analyses/att.py`` builds them): ``AttResult``, schema ``kernelsco
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import msgspec
 import numpy as np
 import numpy.typing as npt
 
+from kernelscope.model.frames import Tabular, flat, uniform
 from kernelscope.model.source import SourceLocation
 
 ATT_SCHEMA = "kernelscope.att.v1"
@@ -256,8 +258,12 @@ class AttResult(msgspec.Struct, kw_only=True):
     schema: str = ATT_SCHEMA
 
 
-class AttReport(msgspec.Struct, kw_only=True):
+class AttReport(msgspec.Struct, Tabular, kw_only=True):
     """Several captures (``kscope att DIR DIR...`` or a parent folder)."""
 
     captures: list[AttResult]
     schema: str = ATT_SCHEMA
+
+    def _rows(self) -> list[dict[str, Any]]:
+        """The stall hotspots of every capture, each with its capture's folder."""
+        return uniform([flat(h, capture=c.path) for c in self.captures for h in c.hotspots])

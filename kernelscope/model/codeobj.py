@@ -7,9 +7,11 @@ One record shape for both vendors; fields that one vendor's binaries do not carr
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
+
+from kernelscope.model.frames import Tabular, records
 
 CodeVendor = Literal["amd", "nvidia"]
 
@@ -71,7 +73,7 @@ class KernelCode(msgspec.Struct, kw_only=True):
     metadata: dict[str, object] = msgspec.field(default_factory=dict)  # e.g. Triton's num_warps, shared
 
 
-class CodeObject(msgspec.Struct, kw_only=True):
+class CodeObject(msgspec.Struct, Tabular, kw_only=True):
     path: str
     format: str  # hsaco | offload-bundle | cubin | fatbin | elf-with-fatbin
     vendor: CodeVendor
@@ -80,6 +82,10 @@ class CodeObject(msgspec.Struct, kw_only=True):
     kernels: list[KernelCode] = msgspec.field(default_factory=list)
     disassembler: str | None = None  # tool and version that produced the mix
     notes: list[str] = msgspec.field(default_factory=list)  # e.g. why no instruction mix
+
+    def _rows(self) -> list[dict[str, Any]]:
+        """One row per kernel, with the code object's path, architecture and vendor."""
+        return records(self.kernels, path=self.path, arch=self.arch, vendor=self.vendor)
 
 
 class CodeObjects(msgspec.Struct, kw_only=True):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
 from kernelscope.errors import InputError
+from kernelscope.model.frames import Tabular, records
 from kernelscope.model.gap import GroupBy
 from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 
@@ -82,7 +83,7 @@ class DiffCounts(msgspec.Struct, kw_only=True):
     removed_time_ns: int
 
 
-class DiffResult(msgspec.Struct, kw_only=True):
+class DiffResult(msgspec.Struct, Tabular, kw_only=True):
     totals: dict[str, Change]  # kernel_time_ns, busy_time_ns, wall_time_ns, idle_time_ns, launches, kernels
     counts: DiffCounts
     kernels: list[DiffRow]
@@ -92,3 +93,6 @@ class DiffResult(msgspec.Struct, kw_only=True):
     window: str | None = None
     warnings: list[str] = msgspec.field(default_factory=list)
     schema: str = "kernelscope.diff.v1"
+
+    def _rows(self) -> list[dict[str, Any]]:
+        return records(self.kernels)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
+
+from kernelscope.model.frames import Tabular, records
 
 GroupBy = Literal["name", "function", "category", "kind"]
 
@@ -52,7 +54,7 @@ class GapTotals(msgspec.Struct, kw_only=True):
     ranks: int
 
 
-class GapResult(msgspec.Struct, kw_only=True):
+class GapResult(msgspec.Struct, Tabular, kw_only=True):
     totals: GapTotals
     kernels: list[KernelRow]
     options: GapOptions = GapOptions()
@@ -62,3 +64,6 @@ class GapResult(msgspec.Struct, kw_only=True):
     phases: list[GapResult] = msgspec.field(default_factory=list)  # one result per phase with --phase-by
     warnings: list[str] = msgspec.field(default_factory=list)
     schema: str = "kernelscope.gap.v1"
+
+    def _rows(self) -> list[dict[str, Any]]:
+        return records(self.kernels)

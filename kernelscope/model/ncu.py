@@ -9,8 +9,11 @@ samples: every sampling interval each SM sub-partition records one warp's PC and
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
+from kernelscope.model.frames import Tabular, flat, uniform
 from kernelscope.model.source import SourceLocation
 
 # ncu's stall reason (the suffix of smsp__pcsamp_warps_issue_stalled_<reason>) -> (short label, meaning).
@@ -171,9 +174,13 @@ class KernelSummary(msgspec.Struct, kw_only=True):
     notes: list[str]
 
 
-class NcuResult(msgspec.Struct, kw_only=True):
+class NcuResult(msgspec.Struct, Tabular, kw_only=True):
     source: str
     format: str
     kernels: list[KernelSummary]
     notes: list[str]
     schema: str = "kernelscope.ncu.v1"
+
+    def _rows(self) -> list[dict[str, Any]]:
+        """The SASS hotspots of every kernel, each with its kernel's name."""
+        return uniform([flat(h, kernel=k.name) for k in self.kernels for h in k.hotspots])

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
+
+from kernelscope.model.frames import Tabular, records
 
 TARGET = 0.9
 
@@ -41,9 +45,12 @@ class RooflinePoint(msgspec.Struct, kw_only=True):
     note: str = ""
 
 
-class RooflineResult(msgspec.Struct, kw_only=True):
+class RooflineResult(msgspec.Struct, Tabular, kw_only=True):
     peaks: Peaks
     points: list[RooflinePoint]
     unmodeled: dict[str, float] = msgspec.field(default_factory=dict)  # op -> kernel µs without a cost model
     target: float = TARGET
     schema: str = "kernelscope.roofline.v1"
+
+    def _rows(self) -> list[dict[str, Any]]:
+        return records(self.points)

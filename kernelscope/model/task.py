@@ -8,11 +8,12 @@ ledger lines are written by kscope itself and read back leniently across version
 from __future__ import annotations
 
 from pathlib import PurePosixPath
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 from msgspec import Meta
 
+from kernelscope.model.frames import Tabular, records
 from kernelscope.model.levers import Lever
 from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 
@@ -235,7 +236,7 @@ class TaskSummary(msgspec.Struct, frozen=True, kw_only=True):
     last_time: str
 
 
-class LedgerView(msgspec.Struct, frozen=True, kw_only=True):
+class LedgerView(msgspec.Struct, Tabular, frozen=True, kw_only=True):
     """``kscope ledger --json`` (schema ``kernelscope.ledger-view.v1``); ``unreadable`` lists the line
     numbers that did not parse (none unless something other than kscope wrote the file)."""
 
@@ -243,3 +244,6 @@ class LedgerView(msgspec.Struct, frozen=True, kw_only=True):
     summary: list[TaskSummary]
     unreadable: list[int]
     schema: str = "kernelscope.ledger-view.v1"
+
+    def _rows(self) -> list[dict[str, Any]]:
+        return records(self.records)
