@@ -12,8 +12,8 @@ from collections.abc import Iterable
 import msgspec
 
 from kernelscope.analyses.roofline import op_dtype
+from kernelscope.model.ops import OpCall
 from kernelscope.model.shapes import Scalar, ShapeRun
-from kernelscope.readers.kineto_ops import OpCall
 
 COVERAGE_SCHEMA = "kernelscope.coverage.v1"
 

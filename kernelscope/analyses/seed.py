@@ -19,7 +19,7 @@ from kernelscope.analyses.replay import describe
 from kernelscope.analyses.roofline import TARGET, RooflineResult, point_label
 from kernelscope.errors import InputError
 from kernelscope.identity import classify
-from kernelscope.readers.kineto_ops import OpCall
+from kernelscope.model.ops import OpCall
 
 
 class GapSeed(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,10 +1,12 @@
 """PyTorch profiler (Kineto) Chrome trace, ``.json`` or ``.json.gz``, CUDA and ROCm builds.
 
 Streams: the ``traceEvents`` array is decoded block by block (``_json_blocks``), so memory stays
-bounded by the block size plus what is kept. Two outputs share that machinery: records
-(``read``/``stream``: every field, launches linked to their API calls) and columns
-(``stream_columns``: names, times, devices only, decoded in parallel byte ranges on large plain files)
-for aggregations such as the gap table.
+bounded by the block size plus what is kept. Each view decodes only its declared fields (``VIEWS``;
+msgspec skips the other keys without building objects for them): ``columns`` (``stream_columns``:
+names, times, devices, decoded in parallel byte ranges on large plain files) for aggregations such as
+the gap table; ``records`` (``read``/``stream``: every record field, launches linked to their API
+calls); ``shapes`` (``read(view="shapes")``): the records plus each CPU op's recorded input shapes,
+strides, dtypes and values, joined to the kernels it launched by ``External id`` (``Profile.ops``).
 
 Vendor quirks, all here: ``cat`` is ``kernel``/``gpu_memcpy``/``gpu_memset`` since 2022 and
 ``Kernel``/``Memcpy``/``Memset`` before; ``ts``/``dur`` are microseconds (floats with ns fractions);
@@ -16,12 +18,13 @@ versions) and is repeated as ``gpu_user_annotation`` on the GPU track.
 from __future__ import annotations
 
 import os
+from collections import defaultdict
 from collections.abc import Iterator
 from functools import partial
 from itertools import pairwise
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 import numpy as np
@@ -29,6 +32,7 @@ import numpy as np
 from kernelscope.errors import KernelscopeError
 from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, Vendor
 from kernelscope.model.columns import NO_DEVICE, LaunchColumns, OpColumns
+from kernelscope.model.ops import OpCall
 from kernelscope.model.records import items_from_blocks
 from kernelscope.readers import _json_blocks as jb
 from kernelscope.readers._io import is_gzip, open_binary
@@ -41,6 +45,7 @@ _KERNEL_CATS = frozenset({"kernel", "Kernel"})
 _MEMORY_CATS = {"gpu_memcpy": "memcpy", "Memcpy": "memcpy", "gpu_memset": "memset", "Memset": "memset"}
 _API_CATS = frozenset({"cuda_runtime", "cuda_driver", "Runtime", "runtime"})
 _ANNOTATION_CATS = {"user_annotation": "host", "gpu_user_annotation": "gpu", "gpu_user_Annotation": "gpu"}
+_OP_CATS = frozenset({"cpu_op", "Operator"})  # "Operator": PyTorch 1.8's spelling
 
 Scalar = int | float | str | None
 
@@ -67,7 +72,18 @@ class _Event(msgspec.Struct, gc=False):
     args: _Args | None = None
 
 
-_DECODER = msgspec.json.Decoder(list[_Event])
+class _OpArgs(_Args, gc=False):
+    """What the ops need besides the records' fields; ``Any``: the profiler's lists nest and mix types."""
+
+    external_id: Any = msgspec.field(default=None, name="External id")
+    dims: Any = msgspec.field(default=None, name="Input Dims")
+    types: Any = msgspec.field(default=None, name="Input type")
+    strides: Any = msgspec.field(default=None, name="Input Strides")
+    concrete: Any = msgspec.field(default=None, name="Concrete Inputs")
+
+
+class _OpEvent(_Event, gc=False):
+    args: _OpArgs | None = None  # the records' event, with the ops' args
 
 
 class _LeanArgs(msgspec.Struct, gc=False):
@@ -85,7 +101,13 @@ class _LeanEvent(msgspec.Struct, gc=False):
     args: _LeanArgs | None = None
 
 
-_LEAN_DECODER = msgspec.json.Decoder(list[_LeanEvent])
+View = Literal["columns", "records", "shapes"]
+# The fields each view decodes: one event type per view, each a superset of the one before.
+VIEWS: dict[View, msgspec.json.Decoder[Any]] = {
+    "columns": msgspec.json.Decoder(list[_LeanEvent]),
+    "records": msgspec.json.Decoder(list[_Event]),
+    "shapes": msgspec.json.Decoder(list[_OpEvent]),
+}
 
 
 def _int(v: Scalar) -> int | None:
@@ -108,6 +130,11 @@ class _Batch:
         self.names: dict[str, str] = {}  # interned: one string object per distinct kernel name
         self.dims: dict[tuple[int, ...], Dim3] = {}
         self.api_ns: dict[int, int] = {}  # correlation id -> host time of the launching API call
+        # the shapes view: ops and kernels by External id (a later op with an id is an inner one, in
+        # Kineto's order), and every complete op for the ops around them (``enclosing``)
+        self.ops: dict[int, _OpEvent] = {}
+        self.launched: dict[int, list[_Event]] = defaultdict(list)
+        self.complete_ops: list[_OpEvent] = []
 
     def _dim(self, v: list[int] | None) -> Dim3 | None:
         if v is None or len(v) != 3:
@@ -118,7 +145,20 @@ class _Batch:
             d = self.dims[key] = Dim3(*v)
         return d
 
-    def convert(self, events: list[_Event]) -> Profile:
+    def keep_ops(self, events: list[_OpEvent]) -> Profile:
+        """The shapes view: the records, and the ops and their kernels kept for ``op_calls``."""
+        for e in events:
+            ext = e.args.external_id if e.args is not None else None
+            if e.cat in _OP_CATS:
+                if isinstance(ext, int):
+                    self.ops[ext] = e
+                if e.ph == "X":
+                    self.complete_ops.append(e)
+            elif e.cat in _KERNEL_CATS and isinstance(ext, int):
+                self.launched[ext].append(e)
+        return self.convert(events)
+
+    def convert(self, events: list[_Event] | list[_OpEvent]) -> Profile:
         out = Profile(sources=[self.path], formats=[FORMAT])
         launches, mem, notes = out.launches, out.memory_ops, out.annotations
         names, api_ns = self.names, self.api_ns
@@ -222,7 +262,7 @@ def _rank_of(header: dict[str, Any], rank: int | None) -> int | None:
     return rank
 
 
-def _batches(path: Path, rank: int | None) -> Iterator[tuple[Profile, _Batch]]:
+def _batches(path: Path, rank: int | None, view: View = "records") -> Iterator[tuple[Profile, _Batch]]:
     with open_binary(path) as f:
         header, buf = jb.split_header(f, path, b'"traceEvents"', BLOCK_BYTES)
         rank = _rank_of(header, rank)
@@ -235,7 +275,8 @@ def _batches(path: Path, rank: int | None) -> Iterator[tuple[Profile, _Batch]]:
             metadata={k: v for k, v in header.items() if k != "deviceProperties"},
         )
         yield first, conv
-        for batch, trailer in jb.blocks(f, buf, path, _DECODER, conv.convert, size=BLOCK_BYTES):
+        convert = conv.keep_ops if view == "shapes" else conv.convert
+        for batch, trailer in jb.blocks(f, buf, path, VIEWS[view], convert, size=BLOCK_BYTES):
             batch.metadata.update(trailer)
             yield batch, conv
 
@@ -246,12 +287,20 @@ def stream(path: Path, *, rank: int | None = None) -> Iterator[Profile]:
         yield batch
 
 
-def read(path: Path, *, rank: int | None = None) -> Profile:
-    """Read a whole trace; launches whose API call came later in the file get ``launch_ns`` here."""
-    pairs = list(_batches(path, rank))
+def read(path: Path, *, rank: int | None = None, view: View = "records", enclosing: bool = False) -> Profile:
+    """Read a whole trace; launches whose API call came later in the file get ``launch_ns`` here.
+
+    ``view="shapes"`` also fills ``ops``: the op calls that launched kernels (innermost op per External
+    id); ``enclosing`` adds every op that encloses such calls on its thread (``aten::linear`` around
+    ``aten::addmm``), each with the kernels of all the ops below it, in launch order.
+    """
+    pairs = list(_batches(path, rank, "shapes" if view == "shapes" else "records"))
     prof = Profile.combine([batch for batch, _ in pairs])
     prof.sources, prof.formats = [str(path)], [FORMAT]
-    api = pairs[-1][1].api_ns
+    conv = pairs[-1][1]
+    if view == "shapes":
+        prof.ops = op_calls(conv, enclosing=enclosing)
+    api = conv.api_ns
     prof.launches = [
         msgspec.structs.replace(k, launch_ns=api[k.correlation_id])
         if k.launch_ns is None and k.correlation_id in api
@@ -259,6 +308,51 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
         for k in prof.launches
     ]
     return prof
+
+
+def op_calls(conv: _Batch, *, enclosing: bool) -> list[OpCall]:
+    launchers = [(conv.ops[ext], ks) for ext, ks in conv.launched.items() if ext in conv.ops]
+    if not enclosing:
+        return [_call(op, ks, inner=True) for op, ks in launchers]
+    inner = {id(op) for op, _ in launchers}
+    return [_call(op, ks, inner=id(op) in inner) for op, ks in _subtrees(conv.complete_ops, launchers)]
+
+
+def _subtrees(
+    ops: list[_OpEvent], launchers: list[tuple[_OpEvent, list[_Event]]]
+) -> list[tuple[_OpEvent, list[_Event]]]:
+    """Each op with the kernels launched by it or by any op nested in it (by time, on its thread)."""
+    own = {id(op): ks for op, ks in launchers}
+    threads: dict[tuple[Any, Any], list[_OpEvent]] = defaultdict(list)
+    for e in ops:
+        threads[(e.pid, e.tid)].append(e)
+    found: dict[int, tuple[_OpEvent, list[_Event]]] = {}
+    for thread in threads.values():
+        thread.sort(key=lambda e: (e.ts, -e.dur))  # a parent before the children that start with it
+        stack: list[_OpEvent] = []
+        for op in thread:
+            while stack and op.ts >= stack[-1].ts + stack[-1].dur:
+                stack.pop()
+            stack.append(op)
+            for up in stack if id(op) in own else ():
+                found.setdefault(id(up), (up, []))[1].extend(own[id(op)])
+    return [(op, sorted(ks, key=lambda k: k.ts)) for op, ks in found.values()]
+
+
+def _call(op: _OpEvent, ks: list[_Event], *, inner: bool) -> OpCall:
+    a = op.args or _OpArgs()
+    return OpCall(
+        op=op.name,
+        input_dims=list(a.dims or []),
+        input_types=[str(t) for t in a.types or []],
+        input_strides=list(a.strides or []),
+        concrete=list(a.concrete or []),
+        kernels=[k.name for k in ks],
+        kernel_ns=round(sum(k.dur for k in ks) * 1000),
+        kernel_each_ns=[round(k.dur * 1000) for k in ks],
+        external_id=a.external_id,
+        inner=inner,
+    )
 
 
 def _op_columns(events: list[_LeanEvent]) -> OpColumns:
@@ -291,7 +385,7 @@ def _range_columns(
     try:
         with path.open("rb") as f:
             f.seek(lo or 0)
-            return [c for c, _ in jb.blocks(f, b"", path, _LEAN_DECODER, conv, size=BLOCK_BYTES, stop=hi)]
+            return [c for c, _ in jb.blocks(f, b"", path, VIEWS["columns"], conv, size=BLOCK_BYTES, stop=hi)]
     except (KernelscopeError, msgspec.DecodeError):
         return None
 
@@ -330,5 +424,5 @@ def stream_columns(path: Path, *, rank: int | None = None, workers: int | None =
                 yield from parts
                 return
         conv = partial(_columns, rank=rank, vendor=vendor, source=str(path))
-        for cols, _ in jb.blocks(f, buf, path, _LEAN_DECODER, conv, size=BLOCK_BYTES):
+        for cols, _ in jb.blocks(f, buf, path, VIEWS["columns"], conv, size=BLOCK_BYTES):
             yield cols

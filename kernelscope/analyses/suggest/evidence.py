@@ -21,13 +21,13 @@ from kernelscope.model.codeobj import CodeObject, KernelCode
 from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.levers import Lever
 from kernelscope.model.ncu import NcuKernelSource, NcuSource
+from kernelscope.model.ops import OpCall
 from kernelscope.model.source import SourceMatch
 from kernelscope.model.suggest import (
     Risk,
     Step,
 )
 from kernelscope.model.task import LedgerRecord
-from kernelscope.readers.kineto_ops import OpCall
 
 _OPCODE = re.compile(r"^\s*(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)")
 
