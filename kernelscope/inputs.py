@@ -12,13 +12,14 @@ from typing import Any
 
 from kernelscope import readers
 from kernelscope.model import Profile
+from kernelscope.model.columns import LaunchColumns
 from kernelscope.model.ncu import NcuSource
 from kernelscope.model.ops import OpCall
 
 
 class Input:
-    """One profiler output. ``format`` is sniffed once (unless given); ``profile`` holds every record
-    (for a Kineto trace, with its ops and their shapes: one decode serves the gap table and the roofline)."""
+    """One profiler output. ``format`` is sniffed once (unless given); each view is decoded on first use.
+    A Kineto trace's ``ops`` come from the decode that also gives its gap table's columns (``columns``)."""
 
     def __init__(self, path: str | Path, *, fmt: str | None = None) -> None:
         self.path = Path(path)
@@ -36,29 +37,38 @@ class Input:
 
     @cached_property
     def profile(self) -> Profile:
-        if self.format == "kineto":
-            from kernelscope.readers import kineto
-
-            return kineto.read(self.path, view="shapes")
+        """Every record (launches linked to their API calls, annotations): what step windows need."""
         if self.format == "ncu-rep":
             from kernelscope.readers import ncu_rep
 
             return ncu_rep.read(self.path, report=self._ncu_report)
         return readers.read(self.path, fmt=self.format)
 
+    @cached_property
+    def _shapes(self) -> tuple[Profile, list[LaunchColumns]]:
+        from kernelscope.readers import kineto
+
+        return kineto.read_ops(self.path)
+
+    @property
+    def ops(self) -> list[OpCall]:
+        """The op calls that launched kernels, with their recorded shapes (Kineto traces only, else none)."""
+        return self._shapes[0].ops if self.format == "kineto" else []
+
+    def columns(self) -> list[LaunchColumns] | None:
+        """The kernel and memory-op columns if a decode already made them (``ops``), else None."""
+        done = self.__dict__.get("_shapes")
+        return None if done is None else done[1]
+
     def decoded(self) -> Profile | None:
         """``profile`` if something already decoded it, else None (then stream a cheaper view instead)."""
         return self.__dict__.get("profile")
 
     @property
-    def ops(self) -> list[OpCall]:
-        """The op calls that launched kernels, with their recorded shapes (Kineto traces only, else none)."""
-        return self.profile.ops if self.format == "kineto" else []
-
-    @property
     def gpu(self) -> str | None:
         """The GPU the input names, if any."""
-        return next((d.name for d in self.profile.devices if d.name), None)
+        head = self._shapes[0] if self.format == "kineto" else self.profile
+        return next((d.name for d in head.devices if d.name), None)
 
     @cached_property
     def ncu(self) -> NcuSource:

@@ -159,7 +159,7 @@ def test_enclosing_ops_carry_the_kernels_of_the_ops_they_call() -> None:
     assert sdpa.kernels == api.replay(EAGER, op="aten::_cudnn_attention_forward").kernels
     assert [a.shape for a in sdpa.args[:3] if isinstance(a, TensorArg)] == [[8, 16, 1024, 64]] * 3
     # the default reading (roofline, shapes) is unchanged: innermost ops only
-    calls = kineto.read(EAGER, view="shapes").ops
+    calls = kineto.read_ops(EAGER)[0].ops
     assert all(c.inner for c in calls)
     assert {c.op for c in calls} == {g["name"] for g in raw_signatures(EAGER)}
 
@@ -257,7 +257,7 @@ def test_every_replayable_signature_resolves_and_binds(tmp_path: Path) -> None:
     m = load_script(api.replay(EAGER, op="aten::addmm"), tmp_path)  # its REPLAY is swapped below
     for name in KINETO_TRACES:
         trace = demo_file(name)
-        prof = kineto.read(trace, view="shapes", enclosing=True)  # once: the api would re-read it per call
+        prof, _ = kineto.read_ops(trace, enclosing=True)  # once: the api would re-read it per call
         calls, device = prof.ops, prof.devices[0].name
         for op in sorted({c.op for c in calls if why_not(c) is None}):
             for cand in candidates(calls, kernel=None, op=op, trace=name, device=device).candidates:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from kernelscope.errors import InputError
 from kernelscope.inputs import Input
 from kernelscope.inputs import open as open_input
 from kernelscope.model import Profile
+from kernelscope.model.columns import LaunchColumns
 
 Progress = Callable[[str], None]
 
@@ -52,7 +53,9 @@ def _batches(inputs: Sequence[Input], progress: Progress | None, *, whole: bool 
 def _feed(acc: GapAccumulator, inputs: Sequence[Input], progress: Progress | None) -> None:
     """Stream every file into ``acc``: as columns where the reader decodes to them, else as records."""
     for i, h in enumerate(inputs):
-        columns = readers.stream_columns(h.path, fmt=h.format) if h.decoded() is None else None
+        columns: Iterable[LaunchColumns] | None = h.columns()
+        if columns is None and h.decoded() is None:
+            columns = readers.stream_columns(h.path, fmt=h.format)
         if columns is None:
             for batch in _batches([h], progress):
                 acc.add(_with_rank(batch, i) if len(inputs) > 1 else batch)

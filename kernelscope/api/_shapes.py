@@ -47,5 +47,5 @@ def replay_candidates(trace: str | Path, *, kernel: str | None = None, op: str |
 
 def _enclosing(trace: str | Path) -> tuple[list[OpCall], str | None]:
     """The trace's op calls with the ops around them (replay ranks those too), and its GPU."""
-    prof = kineto.read(Path(trace), view="shapes", enclosing=True)
+    prof, _ = kineto.read_ops(Path(trace), enclosing=True)
     return prof.ops, next((d.name for d in prof.devices if d.name), None)
