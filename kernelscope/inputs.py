@@ -60,10 +60,6 @@ class Input:
         done = self.__dict__.get("_shapes")
         return None if done is None else done[1]
 
-    def decoded(self) -> Profile | None:
-        """``profile`` if something already decoded it, else None (then stream a cheaper view instead)."""
-        return self.__dict__.get("profile")
-
     @property
     def gpu(self) -> str | None:
         """The GPU the input names, if any."""

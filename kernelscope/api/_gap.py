@@ -35,16 +35,10 @@ def _batches(inputs: Sequence[Input], progress: Progress | None, *, whole: bool 
     """Every file's batches; with several files, a file that names no rank gets its position as rank.
 
     ``whole`` reads each file at once (``readers.read``): only then are launches linked to API calls
-    that come later in the file (``launch_ns``), which step windows and phases need. A handle whose
-    profile is already decoded gives that one (copied: ranks are set on the batch).
+    that come later in the file (``launch_ns``), which step windows and phases need.
     """
     for i, h in enumerate(inputs):
-        done = h.decoded()
-        if done is not None:
-            batches: Iterator[Profile] = iter([msgspec.structs.replace(done)])
-        else:
-            batches = iter([readers.read(h.path, fmt=h.format)]) if whole else readers.stream(h.path, fmt=h.format)
-        for batch in batches:
+        for batch in [readers.read(h.path, fmt=h.format)] if whole else readers.stream(h.path, fmt=h.format):
             if progress:
                 progress(str(h.path))
             yield _with_rank(batch, i) if len(inputs) > 1 else batch
@@ -53,8 +47,8 @@ def _batches(inputs: Sequence[Input], progress: Progress | None, *, whole: bool 
 def _feed(acc: GapAccumulator, inputs: Sequence[Input], progress: Progress | None) -> None:
     """Stream every file into ``acc``: as columns where the reader decodes to them, else as records."""
     for i, h in enumerate(inputs):
-        columns: Iterable[LaunchColumns] | None = h.columns()
-        if columns is None and h.decoded() is None:
+        columns: Iterable[LaunchColumns] | None = h.columns()  # a Kineto trace's, if its ops were read
+        if columns is None:
             columns = readers.stream_columns(h.path, fmt=h.format)
         if columns is None:
             for batch in _batches([h], progress):
@@ -85,7 +79,7 @@ def gap_report(
     Without ``window``/``phase_by`` the files are streamed through the aggregation as columns (memory
     bounded by the reader's batch, no record per launch); with them the profile is materialized as
     records, since selecting steps needs the annotations and the launch correlations of the whole file.
-    A handle (``kernelscope.open``) whose profile is already decoded is aggregated from that decode.
+    A handle (``kernelscope.open``) whose columns are already decoded (``ops``) is aggregated from them.
     """
     if not paths:
         raise InputError("no input files given")
