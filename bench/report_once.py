@@ -13,6 +13,7 @@ Usage: ``python bench/report_once.py --base DIR [--trace bench/_work/.../trace.j
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import subprocess
@@ -59,7 +60,7 @@ def main() -> None:
                 )
     m = machine(["msgspec", "numpy"])
     lines = [
-        f"## report/suggest: each input decoded once ({trace.name})",
+        f"## report/suggest: each input decoded once ({trace.parent.name}, {datetime.date.today()})",
         "",
         f"`python bench/report_once.py --base DIR --runs {a.runs}` (method: its docstring).",
         "",
