@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelscope import readers
+from kernelscope.errors import FormatError
 from kernelscope.model import Profile
 from kernelscope.model.columns import LaunchColumns
 from kernelscope.model.ncu import NcuSource
@@ -52,8 +53,12 @@ class Input:
 
     @property
     def ops(self) -> list[OpCall]:
-        """The op calls that launched kernels, with their recorded shapes (Kineto traces only, else none)."""
-        return self._shapes[0].ops if self.format == "kineto" else []
+        """The op calls that launched kernels, with their recorded shapes; only a Kineto trace has them."""
+        if self.format != "kineto":
+            raise FormatError(
+                self, "a PyTorch profiler (Kineto) trace, which records op shapes", f"a {self.format} file"
+            )
+        return self._shapes[0].ops
 
     def columns(self) -> list[LaunchColumns] | None:
         """The kernel and memory-op columns if a decode already made them (``ops``), else None."""

@@ -11,6 +11,7 @@ import pytest
 import kernelscope
 from kernelscope import api, readers
 from kernelscope.analyses.gap import GapAccumulator
+from kernelscope.errors import FormatError
 from kernelscope.readers import _sniff, kineto
 
 EAGER = Path("tests/data/kineto/h100_transformer_eager.json.gz")
@@ -79,3 +80,11 @@ def test_shapes_view_in_parallel_ranges_equals_one_pass(
     for c in kineto.stream_columns(plain, workers=1):
         b.add_columns(c)
     assert msgspec.json.encode(a.result()) == msgspec.json.encode(b.result())
+
+
+def test_ops_of_a_format_without_them_is_a_format_error() -> None:
+    nsys = Path("tests/data/nsys/h100_transformer_eager.sqlite")
+    with pytest.raises(FormatError, match=r"expected a PyTorch profiler \(Kineto\) trace.*found a nsys-sqlite file"):
+        api.shapes([nsys])
+    with pytest.raises(FormatError, match="found a nsys-sqlite file"):
+        api.roofline(nsys, gpu="H100 SXM")

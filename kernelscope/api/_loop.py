@@ -114,7 +114,7 @@ def new_task(
 
 def _seed(trace: Input, *, rank: int, kernel: str | None) -> GapSeed:
     """A gap row's task fields; shapes and the stop condition only from a Kineto trace with shapes."""
-    calls = trace.ops  # first: the trace's decode then serves the gap table too
+    calls = trace.ops if trace.format == "kineto" else []  # first: its decode then serves the gap table
     gap_result = gap_report([trace])
     roof, no_roof = None, None
     if trace.format == "kineto":
