@@ -1,4 +1,5 @@
-"""``kernelscope.open``: one profiler output, sniffed once, each view decoded on first use and kept.
+"""``kernelscope.open``: one profiler output, sniffed once, each view decoded on first use and kept
+(``profile``, ``ops``, ``ncu``, ``att``, ``code``).
 
 Commands that need several views of one file (``report``: the gap table and the op shapes of a trace;
 the source page and the launches of an ``.ncu-rep``) take a handle, so no file is decoded twice.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelscope import readers
 from kernelscope.errors import FormatError
@@ -16,6 +17,10 @@ from kernelscope.model import Profile
 from kernelscope.model.columns import LaunchColumns
 from kernelscope.model.ncu import NcuSource
 from kernelscope.model.ops import OpCall
+
+if TYPE_CHECKING:
+    from kernelscope.model.att import AttReport
+    from kernelscope.model.codeobj import CodeObject
 
 
 class Input:
@@ -79,6 +84,21 @@ class Input:
         if ncu_source.is_report(self.path):
             return ncu_source.read(self.path, report=self._ncu_report)
         return ncu_source_csv.read(self.path)
+
+    @cached_property
+    def att(self) -> AttReport:
+        """The decoded ATT capture(s) of a ``ui_output_agent_*`` folder or a folder holding them, analysed
+        with ``kscope att``'s defaults."""
+        from kernelscope.api import att
+
+        return att([self.path])
+
+    @cached_property
+    def code(self) -> list[CodeObject]:
+        """The kernels of a code object, or of every code object in a folder (``kscope isa``'s defaults)."""
+        from kernelscope.api import isa
+
+        return isa([self.path])
 
     @cached_property
     def _ncu_report(self) -> Any:

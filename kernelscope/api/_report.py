@@ -13,9 +13,8 @@ from kernelscope.analyses.report import Report
 from kernelscope.analyses.report import build as build_report
 from kernelscope.analyses.roofline import from_calls
 from kernelscope.analyses.suggest import Evidence, rank
-from kernelscope.api._code import counters_roofline, gpu_peaks, isa
+from kernelscope.api._code import counters_roofline, gpu_peaks
 from kernelscope.api._gap import gap_report
-from kernelscope.api._instructions import att
 from kernelscope.api._names import locate_sources
 from kernelscope.errors import InputError
 from kernelscope.inputs import Input
@@ -115,8 +114,8 @@ def _evidence(
         ncu_launches=launches,
         ncu_roofline=measured,
         devices=devices,
-        att=att(att_dirs).captures if att_dirs else [],
-        code=isa(code) if code else [],
+        att=[c for h in map(open_input, att_dirs) for c in h.att.captures],
+        code=[o for h in map(open_input, code) for o in h.code],
         notes=notes,
     )
 
