@@ -88,3 +88,15 @@ def test_ops_of_a_format_without_them_is_a_format_error() -> None:
         api.shapes([nsys])
     with pytest.raises(FormatError, match="found a nsys-sqlite file"):
         api.roofline(nsys, gpu="H100 SXM")
+
+
+def test_report_loads_an_ncu_rep_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its source page and its launches (the counters' roofline) come from one load of the report."""
+    pytest.importorskip("ncu_report")
+    from kernelscope.readers import ncu_rep
+
+    loads: list[Path] = []
+    load = ncu_rep.open_report
+    monkeypatch.setattr(ncu_rep, "open_report", lambda p: loads.append(p) or load(p))
+    rep = api.report([EAGER], ncu_report=Path("tests/data/ncu/h100_softmax_slow.ncu-rep"), gpu="H100 SXM")
+    assert rep.ncu is not None and len(loads) == 1
