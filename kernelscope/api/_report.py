@@ -99,12 +99,7 @@ def _evidence(
                 )  # matrix work judged as bf16, as kscope roofline does
             except InputError as exc:  # a GPU missing from the database: ncu's own speed of light stands in
                 notes.append(f"no roofline from the ncu counters: {exc}")
-    given = (
-        ("trace", traces),
-        ("ncu", [ncu_report] if ncu_report else []),
-        ("att", att_dirs),
-        ("isa", code),
-    )
+    given = (("trace", traces), ("ncu", [ncu_report] if ncu_report else []), ("att", att_dirs), ("isa", code))
     return Evidence(
         inputs={kind: [str(p) for p in paths] for kind, paths in given if paths},
         gap=gap,
