@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from kernelscope.api import index_sources as index_sources
     from kernelscope.api import locate_sources as locate_sources
     from kernelscope.identity import classify as classify
+    from kernelscope.inputs import open as open
     from kernelscope.model import KernelLaunch as KernelLaunch
     from kernelscope.model import Profile as Profile
     from kernelscope.model.gap import GapOptions as GapOptions
@@ -34,6 +35,7 @@ _WHERE = {
     "index_sources": "kernelscope.api",
     "locate_sources": "kernelscope.api",
     "classify": "kernelscope.identity",
+    "open": "kernelscope.inputs",
     "KernelLaunch": "kernelscope.model",
     "Profile": "kernelscope.model",
     "detect": "kernelscope.readers",
@@ -54,6 +56,7 @@ __all__ = [
     "index_sources",
     "load",
     "locate_sources",
+    "open",
     "read",
 ]
 

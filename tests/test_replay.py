@@ -32,7 +32,7 @@ from kernelscope.data import demo_file
 from kernelscope.errors import InputError
 from kernelscope.model.replay import ListArg, OtherArg, Replay, ScalarArg, TensorArg
 from kernelscope.presenters.replay import script
-from kernelscope.readers.kineto_ops import read_op_calls
+from kernelscope.readers import kineto
 
 DATA = Path(__file__).parent / "data" / "kineto"
 EAGER = DATA / "h100_transformer_eager.json.gz"
@@ -159,8 +159,9 @@ def test_enclosing_ops_carry_the_kernels_of_the_ops_they_call() -> None:
     assert sdpa.kernels == api.replay(EAGER, op="aten::_cudnn_attention_forward").kernels
     assert [a.shape for a in sdpa.args[:3] if isinstance(a, TensorArg)] == [[8, 16, 1024, 64]] * 3
     # the default reading (roofline, shapes) is unchanged: innermost ops only
-    assert all(c.inner for c in read_op_calls(EAGER)[0])
-    assert {c.op for c in read_op_calls(EAGER)[0]} == {g["name"] for g in raw_signatures(EAGER)}
+    calls = kineto.read_ops(EAGER)[0].ops
+    assert all(c.inner for c in calls)
+    assert {c.op for c in calls} == {g["name"] for g in raw_signatures(EAGER)}
 
 
 def test_what_the_trace_did_not_record_is_noted() -> None:
@@ -256,7 +257,8 @@ def test_every_replayable_signature_resolves_and_binds(tmp_path: Path) -> None:
     m = load_script(api.replay(EAGER, op="aten::addmm"), tmp_path)  # its REPLAY is swapped below
     for name in KINETO_TRACES:
         trace = demo_file(name)
-        calls, device = read_op_calls(trace, enclosing=True)  # once: the api would re-read it per call
+        prof, _ = kineto.read_ops(trace, enclosing=True)  # once: the api would re-read it per call
+        calls, device = prof.ops, prof.devices[0].name
         for op in sorted({c.op for c in calls if why_not(c) is None}):
             for cand in candidates(calls, kernel=None, op=op, trace=name, device=device).candidates:
                 r = select(calls, kernel=None, op=op, rank=cand.rank, trace=name, device=device)

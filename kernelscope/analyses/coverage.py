@@ -12,8 +12,8 @@ from collections.abc import Iterable
 import msgspec
 
 from kernelscope.analyses.roofline import op_dtype
+from kernelscope.model.ops import OpCall
 from kernelscope.model.shapes import Coverage, CoverageCell, Scalar, ShapeRun
-from kernelscope.readers.kineto_ops import OpCall
 
 
 def coverage(runs: Iterable[ShapeRun]) -> Coverage:

@@ -14,7 +14,6 @@ operators at all.
 from __future__ import annotations
 
 import difflib
-import math
 import re
 import shlex
 import statistics
@@ -27,11 +26,11 @@ import msgspec
 
 from kernelscope.analyses.ncu import selector
 from kernelscope.errors import InputError
+from kernelscope.model.ops import SCALAR, SCALAR_LIST, TENSOR_LIST, TORCH_DTYPES, OpCall
 from kernelscope.model.replay import (
     Arg,
     Candidate,
     ListArg,
-    Number,
     OtherArg,
     Replay,
     ReplayList,
@@ -39,7 +38,6 @@ from kernelscope.model.replay import (
     TensorArg,
     TensorListArg,
 )
-from kernelscope.readers.kineto_ops import SCALAR, SCALAR_LIST, TENSOR_LIST, TORCH_DTYPES, OpCall
 
 METRIC = "time_us"  # what the script prints: KSCOPE_METRIC time_us=<median>
 NEAREST = 3
@@ -166,10 +164,10 @@ def describe_args(args: Sequence[Arg]) -> str:
 def arguments(call: OpCall) -> list[Arg]:
     """Each recorded argument, typed; a tensor list's dtype (unrecorded) is that of the call's first tensor."""
     n = len(call.input_types)
-    dims, strides, concrete = (_padded(x, n) for x in (call.input_dims, call.input_strides, call.concrete))
+    dims, strides = (_padded(x, n) for x in (call.input_dims, call.input_strides))
     first = next((TORCH_DTYPES[t] for t in call.input_types if t in TORCH_DTYPES), "float32")
     out: list[Arg] = []
-    for typ, d, s, c in zip(call.input_types, dims, strides, concrete, strict=True):
+    for i, (typ, d, s) in enumerate(zip(call.input_types, dims, strides, strict=True)):
         if typ in TORCH_DTYPES:
             out.append(_tensor(d, s, TORCH_DTYPES[typ]))
         elif typ == TENSOR_LIST:
@@ -180,9 +178,9 @@ def arguments(call: OpCall) -> list[Arg]:
                 )
             )
         elif typ == SCALAR:
-            out.append(ScalarArg(value=_number(c)))
+            out.append(ScalarArg(value=call.number(i)))
         elif typ == SCALAR_LIST:
-            out.append(ListArg(values=_numbers(c)))
+            out.append(ListArg(values=call.numbers(i)))
         else:
             out.append(OtherArg())
     return out
@@ -330,28 +328,6 @@ def _tensor(dims: Any, strides: Any, dtype: str) -> TensorArg:
     st = [int(x) for x in strides] if isinstance(strides, list) and len(strides) == len(shape) else None
     wrapped = not shape and dtype in _WRAPPED_NUMBERS
     return TensorArg(shape=shape, strides=st, dtype=dtype, device="cpu" if wrapped else "cuda")
-
-
-def _number(text: Any) -> Number | None:
-    """A recorded scalar: bools, ints, floats as numbers; inf/nan as text; None when not recorded."""
-    t = str(text).strip()
-    if t in ("True", "False"):
-        return t == "True"
-    for kind in (int, float):
-        try:
-            v = kind(t)
-        except ValueError:
-            continue
-        return v if math.isfinite(v) else t.lower()
-    return None
-
-
-def _numbers(text: Any) -> list[Number] | None:
-    """A recorded scalar list ("[1024]", "[]"); None when not recorded or not all numbers."""
-    if not isinstance(text, str) or not text.startswith("["):
-        return None
-    values = [_number(x) for x in text.strip("[]").split(",") if x.strip()]
-    return None if None in values else [v for v in values if v is not None]
 
 
 def _short(a: Arg) -> str:

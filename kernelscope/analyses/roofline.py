@@ -19,8 +19,8 @@ from typing import Any, NamedTuple
 import msgspec
 
 from kernelscope.errors import InputError
+from kernelscope.model.ops import TORCH_DTYPES, OpCall
 from kernelscope.model.roofline import TARGET, Peaks, RooflinePoint, RooflineResult
-from kernelscope.readers.kineto_ops import TORCH_DTYPES, OpCall
 
 # kscope's short names for the dtypes the roofs know (fp8: both formats share the matrix peak)
 _SHORT = {
@@ -176,7 +176,7 @@ def causal_pairs(sq: int, sk: int, *, bottom_right: bool) -> int:
 
 
 def _mask(call: OpCall, spec: _Attn) -> str:
-    v = str(call.concrete[spec.causal_arg]).strip() if spec.causal_arg < len(call.concrete) else ""
+    v = call.text(spec.causal_arg)
     if spec.layout == "bshd" and "efficient" in call.op:  # xformers custom_mask_type: 1 top-left, 2 bottom-right
         return {"1": "causal", "2": "causal-bottom-right"}.get(v, "none")
     if v == "True":
@@ -259,11 +259,7 @@ def op_cost(call: OpCall) -> Cost | None:
 
 def _conv_params(call: OpCall) -> tuple[list[int], list[int], list[int]]:
     def ints(i: int, default: list[int]) -> list[int]:
-        v = call.concrete[i] if i < len(call.concrete) else ""
-        try:
-            got = [int(x) for x in str(v).strip("[]").split(",") if x.strip()]
-        except ValueError:
-            return default
+        got = call.ints(i)
         return (got * 2)[:2] if got else default
 
     return ints(3, [1, 1]), ints(4, [0, 0]), ints(5, [1, 1])

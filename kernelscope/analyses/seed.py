@@ -19,8 +19,8 @@ from kernelscope.analyses.roofline import point_label
 from kernelscope.errors import InputError
 from kernelscope.identity import classify
 from kernelscope.model.gap import GapResult, KernelRow
+from kernelscope.model.ops import OpCall
 from kernelscope.model.roofline import TARGET, RooflineResult
-from kernelscope.readers.kineto_ops import OpCall
 
 
 class GapSeed(msgspec.Struct, frozen=True, kw_only=True):

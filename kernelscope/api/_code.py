@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from kernelscope import readers
 from kernelscope.analyses.fit import fit as fit_kernel
 from kernelscope.analyses.ncu import cost as ncu_cost
 from kernelscope.analyses.occupancy import arch_limits, occupancy
@@ -16,12 +15,12 @@ from kernelscope.ceilings.store import find_profile, load_profile
 from kernelscope.codeobj.read import read_code_objects
 from kernelscope.errors import InputError
 from kernelscope.hw.specs import GpuSpec, database, detect, lookup
+from kernelscope.inputs import Input
+from kernelscope.inputs import open as open_input
 from kernelscope.model import KernelLaunch
 from kernelscope.model.codeobj import CodeObject, FitReport
 from kernelscope.model.measurement import Measurement
 from kernelscope.model.roofline import Peaks, RooflineResult
-from kernelscope.readers._sniff import sniff
-from kernelscope.readers.kineto_ops import read_op_calls
 from kernelscope.timing import bench, load_target
 
 
@@ -121,7 +120,7 @@ def counters_roofline(launches: Sequence[KernelLaunch], peaks: Peaks, dtype: str
 
 
 def roofline(
-    trace: Path | None = None,
+    trace: Path | Input | None = None,
     *,
     gpu: str | None = None,
     flops: str | None = None,
@@ -135,15 +134,15 @@ def roofline(
 ) -> RooflineResult:
     """``kscope roofline``: from a trace's recorded op shapes, an Nsight Compute report's counters, or
     given FLOPs/bytes/time."""
-    if trace is not None and sniff(Path(trace)) in ("ncu-rep", "ncu-csv"):
-        report = readers.read(trace)  # once: loading an .ncu-rep is the slow part
+    h = open_input(trace) if trace is not None else None
+    if h is not None and h.format in ("ncu-rep", "ncu-csv"):
+        report = h.profile
         device = report.devices[0].name if report.devices else None
         return counters_roofline(report.launches, gpu_peaks(gpu, device, ceilings_file), dtype)
-    if trace is not None:
-        calls, device = read_op_calls(Path(trace))
-        if not calls:
-            raise InputError(f"{trace}: no kernels linked to recorded ops (profile with record_shapes=True)")
-        return from_calls(calls, gpu_peaks(gpu, device, ceilings_file))
+    if h is not None:
+        if not h.ops:
+            raise InputError(f"{h}: no kernels linked to recorded ops (profile with record_shapes=True)")
+        return from_calls(h.ops, gpu_peaks(gpu, h.gpu, ceilings_file))
     if flops is None or bytes_moved is None or time_us is None:
         raise InputError("give a trace, or --flops, --bytes and --time-us")
     variables: dict[str, float] = {}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +14,10 @@ from kernelscope.analyses.gap import GapAccumulator, attach_sources, gap
 from kernelscope.analyses.window import Window, phases, select
 from kernelscope.api._names import locate_sources
 from kernelscope.errors import InputError
+from kernelscope.inputs import Input
+from kernelscope.inputs import open as open_input
 from kernelscope.model import Profile
+from kernelscope.model.columns import LaunchColumns
 from kernelscope.model.diff import DiffOptions, DiffResult
 from kernelscope.model.gap import GapOptions, GapResult, GroupBy
 from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
@@ -29,37 +32,37 @@ def _with_rank(batch: Profile, rank: int) -> Profile:
     return batch
 
 
-def _batches(
-    paths: Sequence[Path], fmt: str | None, progress: Progress | None, *, whole: bool = False
-) -> Iterator[Profile]:
+def _batches(inputs: Sequence[Input], progress: Progress | None, *, whole: bool = False) -> Iterator[Profile]:
     """Every file's batches; with several files, a file that names no rank gets its position as rank.
 
     ``whole`` reads each file at once (``readers.read``): only then are launches linked to API calls
     that come later in the file (``launch_ns``), which step windows and phases need.
     """
-    for i, p in enumerate(paths):
-        for batch in [readers.read(p, fmt=fmt)] if whole else readers.stream(p, fmt=fmt):
+    for i, h in enumerate(inputs):
+        for batch in [readers.read(h.path, fmt=h.format)] if whole else readers.stream(h.path, fmt=h.format):
             if progress:
-                progress(str(p))
-            yield _with_rank(batch, i) if len(paths) > 1 else batch
+                progress(str(h.path))
+            yield _with_rank(batch, i) if len(inputs) > 1 else batch
 
 
-def _feed(acc: GapAccumulator, paths: Sequence[Path], fmt: str | None, progress: Progress | None) -> None:
+def _feed(acc: GapAccumulator, inputs: Sequence[Input], progress: Progress | None) -> None:
     """Stream every file into ``acc``: as columns where the reader decodes to them, else as records."""
-    for i, p in enumerate(paths):
-        columns = readers.stream_columns(p, fmt=fmt)
+    for i, h in enumerate(inputs):
+        columns: Iterable[LaunchColumns] | None = h.columns()  # a Kineto trace's, if its ops were read
         if columns is None:
-            for batch in _batches([p], fmt, progress):
-                acc.add(_with_rank(batch, i) if len(paths) > 1 else batch)
+            columns = readers.stream_columns(h.path, fmt=h.format)
+        if columns is None:
+            for batch in _batches([h], progress):
+                acc.add(_with_rank(batch, i) if len(inputs) > 1 else batch)
             continue
         for cols in columns:
             if progress:
-                progress(str(p))
-            acc.add_columns(replace(cols, rank=i) if len(paths) > 1 and cols.rank is None else cols)
+                progress(str(h.path))
+            acc.add_columns(replace(cols, rank=i) if len(inputs) > 1 and cols.rank is None else cols)
 
 
 def gap_report(
-    paths: Sequence[str | Path],
+    paths: Sequence[str | Path | Input],
     *,
     fmt: str | None = None,
     window: str | None = None,
@@ -77,6 +80,7 @@ def gap_report(
     Without ``window``/``phase_by`` the files are streamed through the aggregation as columns (memory
     bounded by the reader's batch, no record per launch); with them the profile is materialized as
     records, since selecting steps needs the annotations and the launch correlations of the whole file.
+    A handle (``kernelscope.open``) whose columns are already decoded (``ops``) is aggregated from them.
     """
     if not paths:
         raise InputError("no input files given")
@@ -91,7 +95,7 @@ def gap_report(
 
 
 def _gap(
-    paths: Sequence[str | Path],
+    paths: Sequence[str | Path | Input],
     fmt: str | None,
     window: str | None,
     phase_by: str | None,
@@ -100,16 +104,15 @@ def _gap(
     include_memory: bool,
     progress: Progress | None,
 ) -> GapResult:
-    files = [Path(p) for p in paths]
-    for f in files:  # fail on a bad path before reading anything, so no partial work is shown
-        if fmt is None:
-            readers.detect(f)
+    inputs = [open_input(p, fmt=fmt) for p in paths]
+    for h in inputs:  # sniffed (once) before reading anything: a bad path fails with no partial work shown
+        _ = h.format
     options = GapOptions(include_memory=include_memory, group_by=group_by, per_rank=per_rank)
     if window is None and phase_by is None:
         acc = GapAccumulator(options)
-        _feed(acc, files, fmt, progress)
+        _feed(acc, inputs, progress)
         return acc.result()
-    profile = Profile.combine(list(_batches(files, fmt, progress, whole=True)))
+    profile = Profile.combine(list(_batches(inputs, progress, whole=True)))
     win = Window.parse(window) if window is not None else None
     if win is not None:
         profile = select(profile, win)
@@ -147,18 +150,17 @@ def diff(
     if not a or not b:
         raise InputError("kscope diff needs files on both sides: A B, or --a FILE... --b FILE...")
     options = DiffOptions(group_by=group_by, alpha=alpha, min_launches=min_launches, resamples=resamples, seed=seed)
-    sides = [[Path(p) for p in a], [Path(p) for p in b]]
-    for f in sides[0] + sides[1]:  # fail on a bad path before reading anything, so no partial work is shown
-        if fmt is None:
-            readers.detect(f)
+    sides = [[open_input(p, fmt=fmt) for p in a], [open_input(p, fmt=fmt) for p in b]]
+    for h in sides[0] + sides[1]:  # sniffed (once) before reading anything, so no partial work is shown
+        _ = h.format
     win = Window.parse(window) if window is not None else None
     accs = []
-    for files in sides:
+    for inputs in sides:
         acc = GapAccumulator(GapOptions(group_by=group_by))
         if win is None:
-            _feed(acc, files, fmt, progress)
+            _feed(acc, inputs, progress)
         else:
-            acc.add(select(Profile.combine(list(_batches(files, fmt, progress, whole=True))), win))
+            acc.add(select(Profile.combine(list(_batches(inputs, progress, whole=True))), win))
         accs.append(acc)
     result = diff_profiles(accs[0], accs[1], options)
     result.window = win.describe() if win else None

@@ -14,6 +14,8 @@ from kernelscope.api._code import gpu_peaks
 from kernelscope.api._gap import Progress, gap_report
 from kernelscope.errors import InputError
 from kernelscope.hw.specs import detect
+from kernelscope.inputs import Input
+from kernelscope.inputs import open as open_input
 from kernelscope.loop import eval as loop_eval
 from kernelscope.loop import ledger as loop_ledger
 from kernelscope.loop import task as loop_task
@@ -21,8 +23,6 @@ from kernelscope.loop import workspace as loop_workspace
 from kernelscope.model.levers import LEVERS
 from kernelscope.model.replay import Replay
 from kernelscope.model.task import Direction, EvalResult, LedgerView, Task, WorkspaceInfo
-from kernelscope.readers._sniff import sniff
-from kernelscope.readers.kineto_ops import OpCall, read_op_calls
 
 
 def init_workspace(path: str | Path) -> WorkspaceInfo:
@@ -54,7 +54,7 @@ def new_task(
     shapes: str | None = None,
     target: float | None = None,
     from_replay: str | Path | None = None,
-    from_gap: str | Path | None = None,
+    from_gap: str | Path | Input | None = None,
     gap_rank: int = 1,
 ) -> Task:
     """``kscope task new``: validate and write ``tasks/NAME/task.json`` and ``TASK.md``.
@@ -77,7 +77,7 @@ def new_task(
         direction, kernel, shapes = direction or fill.direction, kernel or fill.kernel, shapes or fill.shapes
     identity, evidence = None, []
     if from_gap is not None:
-        gap_seed = _seed(Path(from_gap), rank=gap_rank, kernel=kernel)
+        gap_seed = _seed(open_input(from_gap), rank=gap_rank, kernel=kernel)
         kernel, identity, evidence = gap_seed.kernel, gap_seed.identity, gap_seed.evidence
         shapes, target = shapes or gap_seed.shapes, target or gap_seed.target_speedup
     if eval_command is None or metric is None or direction is None:
@@ -112,14 +112,13 @@ def new_task(
     )
 
 
-def _seed(trace: Path, *, rank: int, kernel: str | None) -> GapSeed:
+def _seed(trace: Input, *, rank: int, kernel: str | None) -> GapSeed:
     """A gap row's task fields; shapes and the stop condition only from a Kineto trace with shapes."""
+    calls = trace.ops if trace.format == "kineto" else []  # first: its decode then serves the gap table
     gap_result = gap_report([trace])
-    calls: list[OpCall] = []
     roof, no_roof = None, None
-    if sniff(trace) == "kineto":
-        calls, device = read_op_calls(trace)
-        gpu = device or detect()  # once: detect() runs nvidia-smi/rocm-smi
+    if trace.format == "kineto":
+        gpu = trace.gpu or detect()  # once: detect() runs nvidia-smi/rocm-smi
         if calls and gpu is None:
             no_roof = "the trace names no GPU and none is present"
         elif calls and gpu is not None:

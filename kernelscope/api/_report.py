@@ -7,36 +7,34 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from kernelscope import readers
 from kernelscope.analyses.coverage import coverage, runs_from_calls
 from kernelscope.analyses.ncu import selector, summarize
 from kernelscope.analyses.report import build as build_report
 from kernelscope.analyses.roofline import from_calls
 from kernelscope.analyses.suggest import Evidence, rank
-from kernelscope.api._code import counters_roofline, gpu_peaks, isa
+from kernelscope.api._code import counters_roofline, gpu_peaks
 from kernelscope.api._gap import gap_report
-from kernelscope.api._instructions import att, source_page
 from kernelscope.api._names import locate_sources
 from kernelscope.errors import InputError
+from kernelscope.inputs import Input
+from kernelscope.inputs import open as open_input
 from kernelscope.loop import git as loop_git
 from kernelscope.loop import ledger as loop_ledger
 from kernelscope.loop import workspace as loop_workspace
 from kernelscope.model.report import Report
 from kernelscope.model.suggest import SuggestResult
 from kernelscope.readers import ncu_source
-from kernelscope.readers._sniff import sniff
-from kernelscope.readers.kineto_ops import read_op_calls
 from kernelscope.readers.shape_ledger import read as read_shape_ledger
 
 REPORT_CANDIDATES = 5  # ranked experiments in a report's headline and Candidates table
 
 
 def report(
-    traces: Sequence[str | Path] = (),
+    traces: Sequence[str | Path | Input] = (),
     *,
     code: Sequence[str | Path] = (),
     shapes_file: Path | None = None,
-    ncu_report: Path | None = None,
+    ncu_report: Path | Input | None = None,
     att_dirs: Sequence[str | Path] = (),
     gpu: str | None = None,
     ceilings_file: Path | None = None,
@@ -47,14 +45,16 @@ def report(
     counters, shape coverage."""
     if not traces and not code and shapes_file is None and ncu_report is None and not att_dirs:
         raise InputError("nothing to report: give traces, --code, --ncu, --att or --shapes")
-    ev = _evidence(traces, ncu_report=ncu_report, att_dirs=att_dirs, code=code, gpu=gpu,
+    handles = [open_input(t) for t in traces]
+    ncu = open_input(ncu_report) if ncu_report is not None else None
+    ev = _evidence(handles, ncu_report=ncu, att_dirs=att_dirs, code=code, gpu=gpu,
                    ceilings_file=ceilings_file, window=window)  # fmt: skip
     runs = read_shape_ledger(shapes_file) if shapes_file is not None else []
     if ev.calls and shapes_file is None:
-        kineto = next(Path(t) for t in traces if sniff(Path(t)) == "kineto")
+        kineto = next(h.path for h in handles if h.format == "kineto")
         runs = runs_from_calls(ev.calls, model=kineto.name.split(".")[0], stage=None)
-    extra = [p for p in (shapes_file, ncu_report) if p is not None]
-    inputs = [str(p) for p in [*traces, *code, *att_dirs, *extra]]
+    extra = [p for p in (shapes_file, ncu) if p is not None]
+    inputs = [str(p) for p in [*handles, *code, *att_dirs, *extra]]
     return build_report(
         title=title or f"kernelscope report: {Path(inputs[0]).name}",
         created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -70,27 +70,28 @@ def report(
 
 
 def _evidence(
-    traces: Sequence[str | Path],
+    traces: Sequence[Input],
     *,
-    ncu_report: Path | None,
+    ncu_report: Input | None,
     att_dirs: Sequence[str | Path],
     code: Sequence[str | Path],
     gpu: str | None,
     ceilings_file: Path | None,
     window: str | None = None,
 ) -> Evidence:
-    """Every input read once, for ``suggest`` to rank and ``report`` to show: the gap table, the first
-    Kineto trace's ops with shapes, the ncu report's source page, launches and roofline, ATT, code objects."""
+    """Every input decoded once, for ``suggest`` to rank and ``report`` to show: the first Kineto trace's
+    ops with shapes (whose decode also gives its rows of the gap table), the gap table, the ncu report's
+    source page, launches and roofline (one load of the report), ATT, code objects."""
+    formats = [h.format for h in traces]  # every path sniffed before anything is read
+    kineto = next((h for h, f in zip(traces, formats, strict=True) if f == "kineto"), None)
+    calls, device = (kineto.ops, kineto.gpu) if kineto is not None else ([], None)
     gap = gap_report(traces, window=window) if traces else None
-    kineto = [Path(t) for t in traces if sniff(Path(t)) == "kineto"]
-    calls, device = read_op_calls(kineto[0]) if kineto else ([], None)
     peaks = gpu_peaks(gpu, device, ceilings_file) if calls else None
     source, launches, devices, measured, notes = None, [], [], None, []
     if ncu_report is not None:
-        source = source_page(Path(ncu_report))
-        if ncu_source.is_report(Path(ncu_report)):  # the source-page CSV holds no launches or counters
-            report = readers.read(ncu_report)
-            launches, devices = report.launches, report.devices
+        source = ncu_report.ncu
+        if ncu_source.is_report(ncu_report.path):  # the source-page CSV holds no launches or counters
+            launches, devices = ncu_report.profile.launches, ncu_report.profile.devices
             try:
                 hw = peaks or gpu_peaks(gpu, devices[0].name if devices else None, ceilings_file)
                 measured = counters_roofline(
@@ -108,16 +109,16 @@ def _evidence(
         ncu_launches=launches,
         ncu_roofline=measured,
         devices=devices,
-        att=att(att_dirs).captures if att_dirs else [],
-        code=isa(code) if code else [],
+        att=[c for h in map(open_input, att_dirs) for c in h.att.captures],
+        code=[o for h in map(open_input, code) for o in h.code],
         notes=notes,
     )
 
 
 def suggest(
-    traces: Sequence[str | Path] = (),
+    traces: Sequence[str | Path | Input] = (),
     *,
-    ncu_report: Path | None = None,
+    ncu_report: Path | Input | None = None,
     att_dirs: Sequence[str | Path] = (),
     code: Sequence[str | Path] = (),
     kernel: str | None = None,
@@ -137,7 +138,9 @@ def suggest(
         raise InputError(f"--top {top}: need at least 1")
     selector(kernel)  # a bad pattern fails before anything is read
     ws = loop_workspace.open_workspace(Path(workspace)) if workspace is not None else None
-    ev = _evidence(traces, ncu_report=ncu_report, att_dirs=att_dirs, code=code, gpu=gpu, ceilings_file=ceilings_file)
+    ncu = open_input(ncu_report) if ncu_report is not None else None
+    handles = [open_input(t) for t in traces]
+    ev = _evidence(handles, ncu_report=ncu, att_dirs=att_dirs, code=code, gpu=gpu, ceilings_file=ceilings_file)
     if ws is not None:
         records, _ = loop_ledger.read(ws.ledger)
         inputs = {**ev.inputs, "ledger": [str(ws.ledger)]}

@@ -9,20 +9,24 @@ from kernelscope.analyses.coverage import runs_from_calls
 from kernelscope.analyses.replay import candidates as replay_list
 from kernelscope.analyses.replay import select as select_replay
 from kernelscope.errors import InputError
+from kernelscope.inputs import Input
+from kernelscope.inputs import open as open_input
+from kernelscope.model.ops import OpCall
 from kernelscope.model.replay import Replay, ReplayList
 from kernelscope.model.shapes import ShapeRun
-from kernelscope.readers.kineto_ops import read_op_calls
+from kernelscope.readers import kineto
 
 
-def shapes(traces: Sequence[str | Path], *, model: str | None = None, stage: str | None = None) -> list[ShapeRun]:
+def shapes(
+    traces: Sequence[str | Path | Input], *, model: str | None = None, stage: str | None = None
+) -> list[ShapeRun]:
     """``kscope shapes``: shape-ledger records (kernel, op, input shapes, dtype, time) from Kineto traces
     recorded with shapes; ``model`` defaults to each trace's file name."""
     runs: list[ShapeRun] = []
-    for t in traces:
-        calls, _ = read_op_calls(Path(t))
-        if not calls:
-            raise InputError(f"{t}: no kernels linked to recorded ops (profile with record_shapes=True)")
-        runs += runs_from_calls(calls, model=model or Path(t).name.split(".")[0], stage=stage)
+    for h in map(open_input, traces):
+        if not h.ops:
+            raise InputError(f"{h}: no kernels linked to recorded ops (profile with record_shapes=True)")
+        runs += runs_from_calls(h.ops, model=model or h.path.name.split(".")[0], stage=stage)
     return runs
 
 
@@ -30,12 +34,18 @@ def replay(trace: str | Path, *, kernel: str | None = None, op: str | None = Non
     """``kscope replay``: the op call to replay from a Kineto trace recorded with shapes: the ``rank``-th
     hottest signature (op, shapes, dtypes, strides, scalars) of the ops that launched kernels matching
     ``kernel`` (a regex) or of the op named ``op``; ``presenters.replay.script`` writes its script."""
-    calls, device = read_op_calls(Path(trace), enclosing=True)
+    calls, device = _enclosing(trace)
     return select_replay(calls, kernel=kernel, op=op, rank=rank, trace=str(trace), device=device)
 
 
 def replay_candidates(trace: str | Path, *, kernel: str | None = None, op: str | None = None) -> ReplayList:
     """``kscope replay --list``: the signatures ``replay`` chooses from, hottest first, and which of them
     can be replayed (all the trace's innermost ops when neither ``kernel`` nor ``op`` is given)."""
-    calls, device = read_op_calls(Path(trace), enclosing=True)
+    calls, device = _enclosing(trace)
     return replay_list(calls, kernel=kernel, op=op, trace=str(trace), device=device)
+
+
+def _enclosing(trace: str | Path) -> tuple[list[OpCall], str | None]:
+    """The trace's op calls with the ops around them (replay ranks those too), and its GPU."""
+    prof, _ = kineto.read_ops(Path(trace), enclosing=True)
+    return prof.ops, next((d.name for d in prof.devices if d.name), None)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 import msgspec
 
 from kernelscope.errors import FormatError
+from kernelscope.model.ops import OpCall
 from kernelscope.model.records import Annotation, DeviceInfo, KernelLaunch, KernelStats, MemoryOp
 
 TimingKind = Literal["timeline", "serialized", "none"]
@@ -20,7 +21,7 @@ TimingKind = Literal["timeline", "serialized", "none"]
 
 
 class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """Kernel launches, memory operations, annotations and devices from profiler output.
+    """Kernel launches, memory operations, annotations, op calls and devices from profiler output.
 
     ``stats`` holds per-kernel statistics a profiler computed itself when the input has no launches
     (rocprofv3 ``kernel_stats.csv``). ``sources`` names the files read, ``formats`` their readers.
@@ -31,6 +32,7 @@ class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
     annotations: list[Annotation] = msgspec.field(default_factory=list)
     devices: list[DeviceInfo] = msgspec.field(default_factory=list)
     stats: list[KernelStats] = msgspec.field(default_factory=list)
+    ops: list[OpCall] = msgspec.field(default_factory=list)  # Kineto ops with shapes (``read(view="shapes")``)
     sources: list[str] = msgspec.field(default_factory=list)
     formats: list[str] = msgspec.field(default_factory=list)
     timing: TimingKind = "timeline"
@@ -68,6 +70,7 @@ class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
             out.annotations.extend(p.annotations)
             out.devices.extend(d for d in p.devices if d not in out.devices)
             out.stats.extend(p.stats)
+            out.ops.extend(p.ops)
             out.sources.extend(p.sources)
             out.formats.extend(p.formats)
             out.metadata.update(p.metadata)

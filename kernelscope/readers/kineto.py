@@ -1,10 +1,13 @@
 """PyTorch profiler (Kineto) Chrome trace, ``.json`` or ``.json.gz``, CUDA and ROCm builds.
 
 Streams: the ``traceEvents`` array is decoded block by block (``_json_blocks``), so memory stays
-bounded by the block size plus what is kept. Two outputs share that machinery: records
-(``read``/``stream``: every field, launches linked to their API calls) and columns
-(``stream_columns``: names, times, devices only, decoded in parallel byte ranges on large plain files)
-for aggregations such as the gap table.
+bounded by the block size plus what is kept. Each view decodes only its declared fields (``VIEWS``;
+msgspec skips the other keys without building objects for them): ``columns`` (``stream_columns``:
+names, times, devices, decoded in parallel byte ranges on large plain files) for aggregations such as
+the gap table; ``records`` (``read``/``stream``: every record field, launches linked to their API
+calls); ``shapes`` (``read_ops``): the columns plus each CPU op's recorded input shapes, strides,
+dtypes and values, joined to the kernels it launched by ``External id`` (``Profile.ops``), so one decode
+gives both the gap table and the roofline's ops.
 
 Vendor quirks, all here: ``cat`` is ``kernel``/``gpu_memcpy``/``gpu_memset`` since 2022 and
 ``Kernel``/``Memcpy``/``Memset`` before; ``ts``/``dur`` are microseconds (floats with ns fractions);
@@ -16,12 +19,13 @@ versions) and is repeated as ``gpu_user_annotation`` on the GPU track.
 from __future__ import annotations
 
 import os
+from collections import defaultdict
 from collections.abc import Iterator
 from functools import partial
 from itertools import pairwise
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 import numpy as np
@@ -29,6 +33,7 @@ import numpy as np
 from kernelscope.errors import KernelscopeError
 from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, Vendor
 from kernelscope.model.columns import NO_DEVICE, LaunchColumns, OpColumns
+from kernelscope.model.ops import OpCall
 from kernelscope.model.records import items_from_blocks
 from kernelscope.readers import _json_blocks as jb
 from kernelscope.readers._io import is_gzip, open_binary
@@ -41,6 +46,7 @@ _KERNEL_CATS = frozenset({"kernel", "Kernel"})
 _MEMORY_CATS = {"gpu_memcpy": "memcpy", "Memcpy": "memcpy", "gpu_memset": "memset", "Memset": "memset"}
 _API_CATS = frozenset({"cuda_runtime", "cuda_driver", "Runtime", "runtime"})
 _ANNOTATION_CATS = {"user_annotation": "host", "gpu_user_annotation": "gpu", "gpu_user_Annotation": "gpu"}
+_OP_CATS = frozenset({"cpu_op", "Operator"})  # "Operator": PyTorch 1.8's spelling
 
 Scalar = int | float | str | None
 
@@ -67,9 +73,6 @@ class _Event(msgspec.Struct, gc=False):
     args: _Args | None = None
 
 
-_DECODER = msgspec.json.Decoder(list[_Event])
-
-
 class _LeanArgs(msgspec.Struct, gc=False):
     device: Scalar = None
 
@@ -85,7 +88,29 @@ class _LeanEvent(msgspec.Struct, gc=False):
     args: _LeanArgs | None = None
 
 
-_LEAN_DECODER = msgspec.json.Decoder(list[_LeanEvent])
+class _OpArgs(_LeanArgs, gc=False):
+    """What the ops add to the columns; ``Any``: the profiler's lists nest and mix types."""
+
+    external_id: Any = msgspec.field(default=None, name="External id")
+    dims: Any = msgspec.field(default=None, name="Input Dims")
+    types: Any = msgspec.field(default=None, name="Input type")
+    strides: Any = msgspec.field(default=None, name="Input Strides")
+    concrete: Any = msgspec.field(default=None, name="Concrete Inputs")
+
+
+class _OpEvent(_LeanEvent, gc=False):
+    ph: str = ""
+    tid: Scalar = None
+    args: _OpArgs | None = None  # the columns' event, with the ops' fields
+
+
+View = Literal["columns", "records", "shapes"]
+# The fields each view decodes: ``shapes`` is ``columns`` plus what the ops need.
+VIEWS: dict[View, msgspec.json.Decoder[Any]] = {
+    "columns": msgspec.json.Decoder(list[_LeanEvent]),
+    "records": msgspec.json.Decoder(list[_Event]),
+    "shapes": msgspec.json.Decoder(list[_OpEvent]),
+}
 
 
 def _int(v: Scalar) -> int | None:
@@ -235,7 +260,7 @@ def _batches(path: Path, rank: int | None) -> Iterator[tuple[Profile, _Batch]]:
             metadata={k: v for k, v in header.items() if k != "deviceProperties"},
         )
         yield first, conv
-        for batch, trailer in jb.blocks(f, buf, path, _DECODER, conv.convert, size=BLOCK_BYTES):
+        for batch, trailer in jb.blocks(f, buf, path, VIEWS["records"], conv.convert, size=BLOCK_BYTES):
             batch.metadata.update(trailer)
             yield batch, conv
 
@@ -261,7 +286,79 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
     return prof
 
 
-def _op_columns(events: list[_LeanEvent]) -> OpColumns:
+class _Ops:
+    """The shapes view's ops and kernels by External id (a later op with an id is an inner one, in
+    Kineto's order), and every complete op, for the ops around them (``enclosing``)."""
+
+    def __init__(self) -> None:
+        self.ops: dict[int, _OpEvent] = {}
+        self.launched: dict[int, list[_OpEvent]] = defaultdict(list)
+        self.complete: list[_OpEvent] = []
+
+    def keep(self, events: list[_OpEvent]) -> None:
+        for e in events:
+            ext = e.args.external_id if e.args is not None else None
+            if e.cat in _OP_CATS:
+                if isinstance(ext, int):
+                    self.ops[ext] = e
+                if e.ph == "X":
+                    self.complete.append(e)
+            elif e.cat in _KERNEL_CATS and isinstance(ext, int):
+                self.launched[ext].append(e)
+
+    def extend(self, later: _Ops) -> None:
+        """Add the ops of the next byte range: the same tables as one sequential pass."""
+        self.ops.update(later.ops)
+        for ext, ks in later.launched.items():
+            self.launched[ext].extend(ks)
+        self.complete.extend(later.complete)
+
+    def calls(self, *, enclosing: bool) -> list[OpCall]:
+        launchers = [(self.ops[ext], ks) for ext, ks in self.launched.items() if ext in self.ops]
+        if not enclosing:
+            return [_call(op, ks, inner=True) for op, ks in launchers]
+        inner = {id(op) for op, _ in launchers}
+        return [_call(op, ks, inner=id(op) in inner) for op, ks in _subtrees(self.complete, launchers)]
+
+
+def _subtrees(
+    ops: list[_OpEvent], launchers: list[tuple[_OpEvent, list[_OpEvent]]]
+) -> list[tuple[_OpEvent, list[_OpEvent]]]:
+    """Each op with the kernels launched by it or by any op nested in it (by time, on its thread)."""
+    own = {id(op): ks for op, ks in launchers}
+    threads: dict[tuple[Any, Any], list[_OpEvent]] = defaultdict(list)
+    for e in ops:
+        threads[(e.pid, e.tid)].append(e)
+    found: dict[int, tuple[_OpEvent, list[_OpEvent]]] = {}
+    for thread in threads.values():
+        thread.sort(key=lambda e: (e.ts, -e.dur))  # a parent before the children that start with it
+        stack: list[_OpEvent] = []
+        for op in thread:
+            while stack and op.ts >= stack[-1].ts + stack[-1].dur:
+                stack.pop()
+            stack.append(op)
+            for up in stack if id(op) in own else ():
+                found.setdefault(id(up), (up, []))[1].extend(own[id(op)])
+    return [(op, sorted(ks, key=lambda k: k.ts)) for op, ks in found.values()]
+
+
+def _call(op: _OpEvent, ks: list[_OpEvent], *, inner: bool) -> OpCall:
+    a = op.args or _OpArgs()
+    return OpCall(
+        op=op.name,
+        input_dims=list(a.dims or []),
+        input_types=[str(t) for t in a.types or []],
+        input_strides=list(a.strides or []),
+        concrete=list(a.concrete or []),
+        kernels=[k.name for k in ks],
+        kernel_ns=round(sum(k.dur for k in ks) * 1000),
+        kernel_each_ns=[round(k.dur * 1000) for k in ks],
+        external_id=a.external_id,
+        inner=inner,
+    )
+
+
+def _op_columns(events: list[_LeanEvent] | list[_OpEvent]) -> OpColumns:
     n = len(events)
     ids: dict[str, int] = {}
     idx = np.fromiter((ids.setdefault(e.name, len(ids)) for e in events), np.int64, n)
@@ -277,26 +374,34 @@ def _op_columns(events: list[_LeanEvent]) -> OpColumns:
     return OpColumns(list(ids), idx, np.rint(dur * 1000).astype(np.int64), np.rint(ts * 1000).astype(np.int64), device)
 
 
-def _columns(events: list[_LeanEvent], *, rank: int | None, vendor: Vendor, source: str) -> LaunchColumns:
+def _columns(
+    events: list[_LeanEvent] | list[_OpEvent], *, rank: int | None, vendor: Vendor, source: str, ops: _Ops | None
+) -> LaunchColumns:
+    if ops is not None:
+        ops.keep(events)  # type: ignore[arg-type]  # the shapes view decodes _OpEvent
     kernels = [e for e in events if e.cat in _KERNEL_CATS]
     memory = [e for e in events if e.cat in _MEMORY_CATS]
     return LaunchColumns(_op_columns(kernels), _op_columns(memory), rank, vendor, source)
 
 
+Part = tuple[list[LaunchColumns], _Ops | None]  # a worker's range: its columns, and its ops (shapes view)
+
+
 def _range_columns(
-    path: Path, lo: int | None, hi: int | None, rank: int | None, vendor: Vendor
-) -> list[LaunchColumns] | None:
-    """A worker: the columns of the items in [lo, hi); None if the range does not decode (bad cut)."""
-    conv = partial(_columns, rank=rank, vendor=vendor, source=str(path))
+    path: Path, lo: int | None, hi: int | None, rank: int | None, vendor: Vendor, view: View
+) -> Part | None:
+    """A worker: the columns (and ops) of the items in [lo, hi); None if the range does not decode (bad cut)."""
+    ops = _Ops() if view == "shapes" else None
+    conv = partial(_columns, rank=rank, vendor=vendor, source=str(path), ops=ops)
     try:
         with path.open("rb") as f:
             f.seek(lo or 0)
-            return [c for c, _ in jb.blocks(f, b"", path, _LEAN_DECODER, conv, size=BLOCK_BYTES, stop=hi)]
+            return [c for c, _ in jb.blocks(f, b"", path, VIEWS[view], conv, size=BLOCK_BYTES, stop=hi)], ops
     except (KernelscopeError, msgspec.DecodeError):
         return None
 
 
-def _parallel(path: Path, start: int, workers: int, rank: int | None, vendor: Vendor) -> list[LaunchColumns] | None:
+def _parallel(path: Path, start: int, workers: int, rank: int | None, vendor: Vendor, view: View) -> list[Part] | None:
     """Decode the array in ``workers`` byte ranges at once; None when a range cut cannot be trusted."""
     size = path.stat().st_size
     found = [jb.boundary(path, start + (size - start) * j // workers) for j in range(1, workers)]
@@ -305,10 +410,8 @@ def _parallel(path: Path, start: int, workers: int, rank: int | None, vendor: Ve
         return None
     bounds: list[int | None] = [start, *cuts, None]
     with get_context("fork").Pool(workers) as pool:
-        parts = pool.starmap(_range_columns, [(path, lo, hi, rank, vendor) for lo, hi in pairwise(bounds)])
-    if any(p is None for p in parts):
-        return None
-    return [c for p in parts for c in p or []]
+        parts = pool.starmap(_range_columns, [(path, lo, hi, rank, vendor, view) for lo, hi in pairwise(bounds)])
+    return None if any(p is None for p in parts) else [p for p in parts if p is not None]
 
 
 def stream_columns(path: Path, *, rank: int | None = None, workers: int | None = None) -> Iterator[LaunchColumns]:
@@ -318,17 +421,48 @@ def stream_columns(path: Path, *, rank: int | None = None, workers: int | None =
     each on a byte range cut at an event boundary; if a cut falls where the ranges do not decode, the
     file is read sequentially instead, which also reports any real damage.
     """
+    return _scan(path, rank, workers, None, None)
+
+
+def read_ops(
+    path: Path, *, rank: int | None = None, enclosing: bool = False, workers: int | None = None
+) -> tuple[Profile, list[LaunchColumns]]:
+    """The op calls that launched kernels, in ``Profile.ops`` (with the trace's devices and metadata), and
+    from the same decode the columns ``stream_columns`` gives, for the gap table.
+
+    ``ops`` holds the innermost op per External id; ``enclosing`` adds every op that encloses such calls
+    on its thread (``aten::linear`` around ``aten::addmm``), each with the kernels of all the ops below
+    it, in launch order.
+    """
+    ops, head = _Ops(), Profile(sources=[str(path)], formats=[FORMAT])
+    columns = list(_scan(path, rank, workers, ops, head))
+    head.ops = ops.calls(enclosing=enclosing)
+    return head, columns
+
+
+def _scan(
+    path: Path, rank: int | None, workers: int | None, ops: _Ops | None, head: Profile | None
+) -> Iterator[LaunchColumns]:
+    """The columns view, or with ``ops`` the shapes view (ops kept there, the header's devices and
+    metadata put in ``head``), in parallel byte ranges where the file allows it."""
+    view: View = "columns" if ops is None else "shapes"
     with open_binary(path) as f:
         header, buf = jb.split_header(f, path, b'"traceEvents"', BLOCK_BYTES)
         rank = _rank_of(header, rank)
         vendor = _vendor(header)
+        if head is not None:
+            head.devices = _devices(header, vendor, rank)
+            head.metadata = {k: v for k, v in header.items() if k != "deviceProperties"}
         n = workers if workers is not None else (os.cpu_count() or 1)
         lead = len(buf) - len(buf.lstrip())
         if n > 1 and buf[lead : lead + 1] == b"{" and not is_gzip(path) and path.stat().st_size >= PARALLEL_MIN_BYTES:
-            parts = _parallel(path, f.tell() - len(buf) + lead, n, rank, vendor)
+            parts = _parallel(path, f.tell() - len(buf) + lead, n, rank, vendor, view)
             if parts is not None:
-                yield from parts
+                for part, part_ops in parts:
+                    if ops is not None and part_ops is not None:
+                        ops.extend(part_ops)
+                    yield from part
                 return
-        conv = partial(_columns, rank=rank, vendor=vendor, source=str(path))
-        for cols, _ in jb.blocks(f, buf, path, _LEAN_DECODER, conv, size=BLOCK_BYTES):
+        conv = partial(_columns, rank=rank, vendor=vendor, source=str(path), ops=ops)
+        for cols, _ in jb.blocks(f, buf, path, VIEWS[view], conv, size=BLOCK_BYTES):
             yield cols

@@ -142,9 +142,10 @@ def names(action: Any) -> tuple[str, str | None]:
     return name, raw if raw and raw != name else None
 
 
-def read(path: Path, *, rank: int | None = None) -> Profile:
-    """Read every profiled kernel of an ``.ncu-rep``; needs the ``ncu-report`` wheel."""
-    ctx = open_report(path)  # kept alive while its actions are read: they point into it
+def read(path: Path, *, rank: int | None = None, report: Any = None) -> Profile:
+    """Read every profiled kernel of an ``.ncu-rep``; needs the ``ncu-report`` wheel. ``report``: the file
+    already loaded (``open_report``), which is the slow part."""
+    ctx = report if report is not None else open_report(path)  # kept alive while its actions are read
     actions, skipped = kernel_actions(path, ctx)
     launches: list[KernelLaunch] = []
     devices: dict[int, DeviceInfo] = {}

@@ -152,13 +152,14 @@ def _kernel(index: int, action: Any) -> NcuKernelSource:
     )
 
 
-def read(path: Path, *, select: Callable[[str, str | None], bool] | None = None) -> NcuSource:
+def read(path: Path, *, select: Callable[[str, str | None], bool] | None = None, report: Any = None) -> NcuSource:
     """The source page of every profiled kernel of an ``.ncu-rep``; needs the ``ncu-report`` wheel.
 
     Kernels for which ``select(name, mangled)`` is False keep only their names: reading an instruction
-    listing costs ~0.1 s a kernel, which a filter on a report of hundreds of launches saves.
+    listing costs ~0.1 s a kernel, which a filter on a report of hundreds of launches saves. ``report``:
+    the file already loaded (``ncu_rep.open_report``).
     """
-    ctx = ncu_rep.open_report(path)  # kept alive while its actions are read: they point into it
+    ctx = report if report is not None else ncu_rep.open_report(path)  # kept alive while its actions are read
     actions, skipped = ncu_rep.kernel_actions(path, ctx)
     kernels = []
     for i, action in enumerate(actions):

@@ -21,6 +21,7 @@ from kernelscope.model.gap import GapResult, GapTotals, KernelRow
 from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.levers import Lever
 from kernelscope.model.ncu import KernelSummary, NcuKernelSource, NcuSource
+from kernelscope.model.ops import OpCall
 from kernelscope.model.roofline import Peaks, RooflinePoint, RooflineResult
 from kernelscope.model.source import SourceLocation, SourceMatch
 from kernelscope.model.suggest import (
@@ -28,7 +29,6 @@ from kernelscope.model.suggest import (
     Step,
 )
 from kernelscope.model.task import LedgerRecord
-from kernelscope.readers.kineto_ops import OpCall
 
 _OPCODE = re.compile(r"^\s*(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)")
 

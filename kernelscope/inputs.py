@@ -1,0 +1,113 @@
+"""``kernelscope.open``: one profiler output, sniffed once, each view decoded on first use and kept
+(``profile``, ``ops``, ``ncu``, ``att``, ``code``).
+
+Commands that need several views of one file (``report``: the gap table and the op shapes of a trace;
+the source page and the launches of an ``.ncu-rep``) take a handle, so no file is decoded twice.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kernelscope import readers
+from kernelscope.errors import FormatError
+from kernelscope.model import Profile
+from kernelscope.model.columns import LaunchColumns
+from kernelscope.model.ncu import NcuSource
+from kernelscope.model.ops import OpCall
+
+if TYPE_CHECKING:
+    from kernelscope.model.att import AttReport
+    from kernelscope.model.codeobj import CodeObject
+
+
+class Input:
+    """One profiler output. ``format`` is sniffed once (unless given); each view is decoded on first use.
+    A Kineto trace's ``ops`` come from the decode that also gives its gap table's columns (``columns``)."""
+
+    def __init__(self, path: str | Path, *, fmt: str | None = None) -> None:
+        self.path = Path(path)
+        self._given, self._fmt = str(path), fmt
+
+    def __str__(self) -> str:
+        return self._given  # as the caller spelled it ("./t.json"), which outputs echo
+
+    def __repr__(self) -> str:
+        return f"kernelscope.open({self._given!r})"
+
+    @cached_property
+    def format(self) -> str:
+        return self._fmt or readers.detect(self.path)
+
+    @cached_property
+    def profile(self) -> Profile:
+        """Every record (launches linked to their API calls, annotations): what step windows need."""
+        if self.format == "ncu-rep":
+            from kernelscope.readers import ncu_rep
+
+            return ncu_rep.read(self.path, report=self._ncu_report)
+        return readers.read(self.path, fmt=self.format)
+
+    @cached_property
+    def _shapes(self) -> tuple[Profile, list[LaunchColumns]]:
+        from kernelscope.readers import kineto
+
+        return kineto.read_ops(self.path)
+
+    @property
+    def ops(self) -> list[OpCall]:
+        """The op calls that launched kernels, with their recorded shapes; only a Kineto trace has them."""
+        if self.format != "kineto":
+            raise FormatError(
+                self, "a PyTorch profiler (Kineto) trace, which records op shapes", f"a {self.format} file"
+            )
+        return self._shapes[0].ops
+
+    def columns(self) -> list[LaunchColumns] | None:
+        """The kernel and memory-op columns if a decode already made them (``ops``), else None."""
+        done = self.__dict__.get("_shapes")
+        return None if done is None else done[1]
+
+    @property
+    def gpu(self) -> str | None:
+        """The GPU the input names, if any."""
+        head = self._shapes[0] if self.format == "kineto" else self.profile
+        return next((d.name for d in head.devices if d.name), None)
+
+    @cached_property
+    def ncu(self) -> NcuSource:
+        """The Nsight Compute source page (an ``.ncu-rep``, or its source-page CSV export)."""
+        from kernelscope.readers import ncu_source, ncu_source_csv
+
+        if ncu_source.is_report(self.path):
+            return ncu_source.read(self.path, report=self._ncu_report)
+        return ncu_source_csv.read(self.path)
+
+    @cached_property
+    def att(self) -> AttReport:
+        """The decoded ATT capture(s) of a ``ui_output_agent_*`` folder or a folder holding them, analysed
+        with ``kscope att``'s defaults."""
+        from kernelscope.api import att
+
+        return att([self.path])
+
+    @cached_property
+    def code(self) -> list[CodeObject]:
+        """The kernels of a code object, or of every code object in a folder (``kscope isa``'s defaults)."""
+        from kernelscope.api import isa
+
+        return isa([self.path])
+
+    @cached_property
+    def _ncu_report(self) -> Any:
+        """The loaded ``.ncu-rep`` (the slow part), shared by ``profile`` and ``ncu``."""
+        from kernelscope.readers import ncu_rep
+
+        return ncu_rep.open_report(self.path)
+
+
+def open(path: str | Path | Input, *, fmt: str | None = None) -> Input:
+    """A handle on one profiler output; a handle passes through unchanged."""
+    return path if isinstance(path, Input) else Input(path, fmt=fmt)

@@ -1,0 +1,95 @@
+"""Operator calls: each CPU op of a Kineto trace recorded with shapes, joined to the GPU kernels it launched.
+
+The gap analysis reads kernels only; the roofline needs to know what each kernel computed, which only
+the op's shapes say (as AMD's TraceLens does); replay rebuilds the op's inputs from them. The profiler
+records each non-tensor argument's value as text (``Concrete Inputs``); ``OpCall`` parses it here, once,
+for every analysis.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import msgspec
+
+from kernelscope.model.replay import Number
+
+# The profiler's dtype names (``Input type``: caffe2 TypeMeta names) -> torch dtype names.
+TORCH_DTYPES = {
+    "c10::BFloat16": "bfloat16",
+    "c10::Half": "float16",
+    "float": "float32",
+    "double": "float64",
+    "c10::Float8_e4m3fn": "float8_e4m3fn",
+    "c10::Float8_e5m2": "float8_e5m2",
+    "c10::Float8_e4m3fnuz": "float8_e4m3fnuz",
+    "c10::Float8_e5m2fnuz": "float8_e5m2fnuz",
+    "c10::Float8_e8m0fnu": "float8_e8m0fnu",
+    "c10::complex<c10::Half>": "complex32",
+    "c10::complex<float>": "complex64",
+    "c10::complex<double>": "complex128",
+    "signed char": "int8",
+    "unsigned char": "uint8",
+    "short int": "int16",
+    "int": "int32",
+    "long int": "int64",
+    "long long int": "int64",  # int64_t's name where long is 32-bit (Windows)
+    "unsigned short": "uint16",
+    "unsigned int": "uint32",
+    "unsigned long": "uint64",
+    "bool": "bool",
+}
+# ``Input type`` of the arguments that are not tensors; "" is None, or a value the profiler does not
+# keep (a string, a device, a generator, an undefined tensor).
+SCALAR, SCALAR_LIST, TENSOR_LIST = "Scalar", "ScalarList", "TensorList"
+
+
+class OpCall(msgspec.Struct, kw_only=True):
+    op: str
+    input_dims: list[Any]
+    input_types: list[str]
+    input_strides: list[Any] = msgspec.field(default_factory=list)  # empty when not recorded (old PyTorch)
+    concrete: list[Any]  # as recorded: text per argument ("" when the profiler kept no value)
+    kernels: list[str]
+    kernel_ns: int
+    kernel_each_ns: list[int] = msgspec.field(default_factory=list)  # per launched kernel, in order
+    external_id: int
+    inner: bool = True  # launched kernels itself; False: only the ops it called did (``enclosing``)
+
+    def text(self, i: int) -> str:
+        """Argument ``i``'s recorded value as text ("" when not recorded)."""
+        return str(self.concrete[i]).strip() if i < len(self.concrete) else ""
+
+    def number(self, i: int) -> Number | None:
+        """Argument ``i`` as a scalar: bools, ints, floats as numbers; inf/nan as text; None when not one."""
+        return _number(self.text(i))
+
+    def numbers(self, i: int) -> list[Number] | None:
+        """Argument ``i`` as a scalar list ("[1024]", "[]"); None when not recorded or not all numbers."""
+        t = self.concrete[i] if i < len(self.concrete) else ""
+        if not isinstance(t, str) or not t.startswith("["):
+            return None
+        values = [_number(x) for x in t.strip("[]").split(",") if x.strip()]
+        return None if None in values else [v for v in values if v is not None]
+
+    def ints(self, i: int) -> list[int] | None:
+        """Argument ``i`` as integers ("[2, 2]" or "2"); None when any is not an integer."""
+        try:
+            raw = str(self.concrete[i]) if i < len(self.concrete) else ""
+            return [int(x) for x in raw.strip("[]").split(",") if x.strip()]
+        except ValueError:
+            return None
+
+
+def _number(text: str) -> Number | None:
+    t = text.strip()
+    if t in ("True", "False"):
+        return t == "True"
+    for kind in (int, float):
+        try:
+            v = kind(t)
+        except ValueError:
+            continue
+        return v if math.isfinite(v) else t.lower()
+    return None
