@@ -6,7 +6,8 @@ import every analysis first.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sys
+from typing import TYPE_CHECKING, Any
 
 from kernelscope._lazy import exports
 
@@ -61,3 +62,15 @@ __all__ = [
 ]
 
 __getattr__, __dir__ = exports(__name__, _WHERE)
+
+
+def load_ipython_extension(shell: Any) -> None:
+    """``%load_ext kernelscope``: results show their plots (roofline, ATT, ncu stalls) below their tables."""
+    from kernelscope.presenters.notebook import register
+
+    register(shell)
+
+
+_ipython = sys.modules.get("IPython")  # imported inside a notebook: register there and then (nothing loads)
+if _ipython is not None and (_shell := _ipython.get_ipython()) is not None:
+    load_ipython_extension(_shell)

@@ -13,6 +13,8 @@ from typing import Any
 
 import msgspec
 
+from kernelscope.model.att import AttResult
+from kernelscope.model.ncu import NcuResult
 from kernelscope.model.report import Report
 from kernelscope.presenters import plots
 from kernelscope.presenters.base import Column, Table, fmt, render_json, render_markdown
@@ -217,6 +219,31 @@ def _gap_plot(r: Report) -> str | None:
     return plots.bars(items, title="GPU time by kernel", unit="µs", kind="gap")
 
 
+def att_figures(a: AttResult) -> list[tuple[str, str]]:
+    """(title, SVG): one ATT capture's stall breakdown and wave-state timeline."""
+    name = Path(a.path).name
+    items = list(a.stall_breakdown_pct.items())
+    out = [(f"ATT stall breakdown: {name}", plots.bars(items, title="stall cycles", unit="%", kind="stalls"))]
+    t = a.state_timeline
+    if t is not None:
+        xs = [t.start + i * t.bin_cycles for i in range(len(t.exec))]
+        series = {"EXEC": t.exec, "WAIT": t.wait, "STALL": t.stall, "IDLE": t.idle}
+        svg = plots.stacked_area(xs, series, title="waves per state", x_label="cycle", kind="wave-states")
+        out.append((f"ATT wave-state timeline: {name}", svg))
+    return out
+
+
+def ncu_figures(ncu: NcuResult) -> list[tuple[str, str]]:
+    """(title, SVG): each kernel's warp stall reasons."""
+    out = []
+    for k in ncu.kernels:
+        if k.stall_breakdown:
+            items = [(s.label, s.pct) for s in k.stall_breakdown[:12]]
+            svg = plots.bars(items, title="warp stall samples", unit="%", kind="stalls")
+            out.append((f"Nsight Compute stall reasons: {k.name}", svg))
+    return out
+
+
 def figures(r: Report) -> list[tuple[str, str]]:
     """(section title, SVG) of every plot the report's data allows."""
     out = []
@@ -226,20 +253,9 @@ def figures(r: Report) -> list[tuple[str, str]]:
     if r.roofline is not None and r.roofline.points:
         out.append(("Roofline", roofline_svg(r.roofline)))
     for a in r.att:
-        name = Path(a.path).name
-        items = list(a.stall_breakdown_pct.items())
-        out.append((f"ATT stall breakdown: {name}", plots.bars(items, title="stall cycles", unit="%", kind="stalls")))
-        t = a.state_timeline
-        if t is not None:
-            xs = [t.start + i * t.bin_cycles for i in range(len(t.exec))]
-            series = {"EXEC": t.exec, "WAIT": t.wait, "STALL": t.stall, "IDLE": t.idle}
-            svg = plots.stacked_area(xs, series, title="waves per state", x_label="cycle", kind="wave-states")
-            out.append((f"ATT wave-state timeline: {name}", svg))
-    for k in r.ncu.kernels if r.ncu else []:
-        if k.stall_breakdown:
-            items = [(s.label, s.pct) for s in k.stall_breakdown[:12]]
-            svg = plots.bars(items, title="warp stall samples", unit="%", kind="stalls")
-            out.append((f"Nsight Compute stall reasons: {k.name}", svg))
+        out.extend(att_figures(a))
+    if r.ncu is not None:
+        out.extend(ncu_figures(r.ncu))
     return out
 
 
