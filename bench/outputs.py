@@ -125,7 +125,7 @@ CASES: dict[str, list[str]] = {
     "help-gap": ["gap", "--help"],
     "help-diff": ["diff", "--help"],
     "help-memory-new": ["memory", "new", "--help"],
-    "profile-bad": ["gap", "tests/data/memory/v1.json", "--format", "profile-json"],
+    "profile-bad": ["gap", "tests/data/names/heldout.jsonl", "--format", "profile-json"],
 }
 
 _SCRUB = [
