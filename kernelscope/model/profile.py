@@ -57,7 +57,7 @@ class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
         try:
             return cls.from_json(Path(path).read_bytes())
         except FormatError as exc:
-            raise FormatError(path, "a kernelscope.profile.v1 document", str(exc).split(": ", 1)[-1]) from None
+            raise FormatError(path, exc.expected, exc.found) from None
 
     @classmethod
     def combine(cls, profiles: list[Profile]) -> Profile:
