@@ -125,6 +125,8 @@ CASES: dict[str, list[str]] = {
     "help-gap": ["gap", "--help"],
     "help-diff": ["diff", "--help"],
     "help-memory-new": ["memory", "new", "--help"],
+    "help-profile": ["profile", "--help"],
+    "help-task-new": ["task", "new", "--help"],
     "profile-bad": ["gap", "tests/data/names/heldout.jsonl", "--format", "profile-json"],
 }
 
