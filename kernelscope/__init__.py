@@ -26,35 +26,4 @@ if TYPE_CHECKING:
     from kernelscope.timing import bench as bench
 
 __version__ = "0.1.0"
-_WHERE = {
-    "GapOptions": "kernelscope.analyses.gap",
-    "GapResult": "kernelscope.analyses.gap",
-    "gap": "kernelscope.analyses.gap",
-    "gap_report": "kernelscope.api",
-    "index_sources": "kernelscope.api",
-    "locate_sources": "kernelscope.api",
-    "classify": "kernelscope.identity",
-    "KernelLaunch": "kernelscope.model",
-    "Profile": "kernelscope.model",
-    "detect": "kernelscope.readers",
-    "load": "kernelscope.readers",
-    "read": "kernelscope.readers",
-    "bench": "kernelscope.timing",
-}
-__all__ = [
-    "GapOptions",
-    "GapResult",
-    "KernelLaunch",
-    "Profile",
-    "bench",
-    "classify",
-    "detect",
-    "gap",
-    "gap_report",
-    "index_sources",
-    "load",
-    "locate_sources",
-    "read",
-]
-
-__getattr__, __dir__ = exports(__name__, _WHERE)
+__getattr__, __dir__ = exports(__name__)  # the TYPE_CHECKING imports are the table
