@@ -138,7 +138,7 @@ _SCRUB = [
 
 
 def _scrub(text: str, out: str) -> str:
-    text = text.replace(out, "<out>")
+    text = text.replace(out, "<out>").replace(sys.prefix, "<venv>").replace(str(ROOT / "kernelscope"), "<pkg>")
     for pat, rep in _SCRUB:
         text = pat.sub(rep, text)
     return text
@@ -147,7 +147,9 @@ def _scrub(text: str, out: str) -> str:
 def run_case(name: str, argv: list[str]) -> dict[str, str]:
     with tempfile.TemporaryDirectory(prefix="kscope-out-") as out:
         args = [a.replace("{out}", out) for a in argv]
-        env = {**os.environ, "COLUMNS": "160", "NO_COLOR": "1", "TERM": "dumb", "KSCOPE_INDEX": f"{out}/index.db"}
+        # a fixed environment: `task new` records it, and checkouts differ in paths only
+        env = {"PATH": os.environ["PATH"], "HOME": out, "LANG": "C.UTF-8", "COLUMNS": "160", "NO_COLOR": "1",
+               "TERM": "dumb", "KSCOPE_INDEX": f"{out}/index.db"}  # fmt: skip
         got = {"rc": "", "stdout": "", "stderr": ""}
         while args:  # "&&" separates steps; "git" steps run git, the others kscope
             step, args = (args[: args.index("&&")], args[args.index("&&") + 1 :]) if "&&" in args else (args, [])
