@@ -132,6 +132,7 @@ CASES: dict[str, list[str]] = {
 
 _SCRUB = [
     (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"), "<created>"),
+    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d"), "<time>"),  # kscope memory list
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?"), "<time>"),
     (re.compile(r"\b[0-9a-f]{40}\b"), "<sha>"),
 ]
