@@ -92,7 +92,7 @@ class QualityGate(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     passed: bool
     checks: list[Check] = []
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> None:  # on decode, msgspec reports this ValueError with the JSON path
         if self.passed and not all(c.passed for c in self.checks):
             raise ValueError("passed is true but a check failed")
 
