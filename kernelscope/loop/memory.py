@@ -147,9 +147,10 @@ def init(ws: Workspace) -> MemoryFolder:
     )
 
 
-def check_lever(category: str, option: str = "--category") -> None:
+def check_lever(category: str, option: str = "--category") -> Lever:
     if category not in LEVERS:
         raise InputError(f"{option} {category}: choose one of {', '.join(LEVERS)}")
+    return category  # narrowed by the test above
 
 
 def default_author(env: Mapping[str, str], root: Path) -> str:
@@ -192,20 +193,24 @@ def new(
     if category is None:
         named = " (the eval's task names no lever)" if facts else ""
         raise InputError(f"kscope memory new needs --category{named}: one of {', '.join(LEVERS)}")
-    check_lever(category)
-    fields: dict[str, Any] = {
-        "category": category,
-        "title": title,
-        "hypothesis": hypothesis,
-        "task": facts.task if facts else task,
-        "kernel": kernel,
-        "author": author,
-    }
-    if facts is not None:
-        fields |= {f: getattr(facts, f) for f in ("performance", "correctness", "commit")}
+    lever = check_lever(category)
     with locked(_lock(ws)):
         version = max(versions(ws), default=0) + 1
-        return _write(ws, {"schema": MEMORY_SCHEMA, "version": version, "created": _utc(now), **fields}, version)
+        record = MemoryRecord(
+            schema="kernelscope.memory.v1",
+            version=version,
+            category=lever,
+            title=title,
+            hypothesis=hypothesis,
+            task=facts.task if facts else task,
+            kernel=kernel,
+            author=author,
+            created=_utc(now),
+            performance=facts.performance if facts else None,
+            correctness=facts.correctness if facts else None,
+            commit=facts.commit if facts else None,
+        )
+        return _write(ws, record, version)
 
 
 def update(

@@ -174,7 +174,7 @@ class MemoryFolder(msgspec.Struct, frozen=True, kw_only=True):
     new: bool  # this call wrote memory/README.md
     records: int
     masked: int
-    schema_file: str  # the JSON Schema records are validated against
+    schema_file: str  # MemoryRecord's JSON Schema, for readers other than kscope
     schema: str = MEMORY_INIT_SCHEMA
 
 
