@@ -47,7 +47,7 @@ class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
         try:
             return msgspec.json.decode(data, type=cls)
         except msgspec.DecodeError as exc:
-            raise FormatError("<profile json>", "a kernelscope.profile.v1 document", str(exc)) from None
+            raise FormatError("<profile json>", f"a {PROFILE_SCHEMA} document", str(exc)) from None
 
     def save(self, path: str | Path) -> None:
         Path(path).write_bytes(self.to_json())
