@@ -135,6 +135,7 @@ _SCRUB = [
     (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d"), "<time>"),  # kscope memory list
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?"), "<time>"),
     (re.compile(r"\b[0-9a-f]{40}\b"), "<sha>"),
+    (re.compile(r"\(commit `[0-9a-f]+`"), "(commit `<sha>`"),
 ]
 
 
@@ -151,6 +152,8 @@ def run_case(name: str, argv: list[str]) -> dict[str, str]:
         # a fixed environment: `task new` records it, and checkouts differ in paths only
         env = {"PATH": os.environ["PATH"], "HOME": out, "LANG": "C.UTF-8", "COLUMNS": "160", "NO_COLOR": "1",
                "TERM": "dumb", "KSCOPE_INDEX": f"{out}/index.db"}  # fmt: skip
+        if "PYTHONPATH" in os.environ:  # a checkout on PYTHONPATH (e.g. the base commit) is the one measured
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         got = {"rc": "", "stdout": "", "stderr": ""}
         while args:  # "&&" separates steps; "git" steps run git, the others kscope
             step, args = (args[: args.index("&&")], args[args.index("&&") + 1 :]) if "&&" in args else (args, [])
@@ -160,7 +163,7 @@ def run_case(name: str, argv: list[str]) -> dict[str, str]:
             got["stdout"] += _scrub(p.stdout, out)
             got["stderr"] += _scrub(p.stderr, out)
         for f in sorted(Path(out).rglob("*")):
-            if f.is_file() and f.name != "index.db" and ".git" not in f.parts:
+            if f.is_file() and f.name != "index.db" and not any(p.startswith(".") for p in f.relative_to(out).parts):
                 data = f.read_bytes()
                 body = data.decode("utf-8", "replace") if f.suffix != ".png" else f"<png {len(data) > 0}>"
                 got[f"file:{f.relative_to(out)}"] = _scrub(body, out)
