@@ -28,7 +28,7 @@ from kernelscope.cli import app
 from kernelscope.errors import FormatError, InputError
 from kernelscope.loop.memory import parse, schema_file
 from kernelscope.model.levers import LEVERS
-from kernelscope.model.memory import Correctness, MemoryRecord, Performance, json_schema
+from kernelscope.model.memory import Correctness, MemoryRecord, Performance, json_schema, json_schema_text
 from kernelscope.model.task import STATUSES
 
 FULL = Path(__file__).parent / "data" / "memory" / "v1.json"
@@ -78,8 +78,9 @@ def test_the_checked_in_schema_is_the_structs() -> None:
     from jsonschema import Draft202012Validator
 
     schema = json_schema()
-    if schema_file().read_text() != json.dumps(schema, indent=2) + "\n":
-        pytest.fail(f"{schema_file()} is out of date: write it as json.dumps(json_schema(), indent=2) + newline")
+    if schema_file().read_text() != json_schema_text():
+        pytest.fail(f"{schema_file()} is out of date: write kernelscope.model.memory.json_schema_text() to it")
+    assert json.loads(json_schema_text()) == schema
     assert schema_file().is_relative_to(Path(api.__file__).parent.parent / "data")  # package data: ships in the wheel
     Draft202012Validator.check_schema(schema)
     record = schema["$defs"]["MemoryRecord"]["properties"]

@@ -7,6 +7,8 @@ decoding into it is the validation of every write and every read (``kernelscope.
 
 from __future__ import annotations
 
+import inspect
+import json
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -160,11 +162,29 @@ class MemoryRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of ``MemoryRecord``: ``kernelscope/data/schemas/memory.v1.json``."""
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "urn:kernelscope:schema:memory.v1",
-        **msgspec.json.schema(MemoryRecord),
-    }
+    schema = msgspec.json.schema(MemoryRecord)
+    for d in schema["$defs"].values():  # the docstrings, as Python >= 3.13 compiles them on every version
+        if "description" in d:
+            d["description"] = inspect.cleandoc(d["description"])
+    draft = "https://json-schema.org/draft/2020-12/schema"
+    return {"$schema": draft, "$id": "urn:kernelscope:schema:memory.v1"} | schema
+
+
+def json_schema_text() -> str:
+    """``json_schema()`` as the checked-in file holds it: indented, a value on one line where it fits."""
+
+    def dump(node: Any, indent: str) -> str:
+        flat = json.dumps(node)
+        if len(indent) + len(flat) <= 110 or not isinstance(node, dict | list):
+            return flat
+        inner = indent + "  "
+        if isinstance(node, dict):
+            items, (opening, closing) = [f"{json.dumps(k)}: {dump(v, inner)}" for k, v in node.items()], "{}"
+        else:
+            items, (opening, closing) = [dump(v, inner) for v in node], "[]"
+        return opening + ",".join(f"\n{inner}{item}" for item in items) + f"\n{indent}{closing}"
+
+    return dump(json_schema(), "") + "\n"
 
 
 class MemoryFolder(msgspec.Struct, frozen=True, kw_only=True):
