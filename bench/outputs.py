@@ -140,7 +140,8 @@ _SCRUB = [
 
 
 def _scrub(text: str, out: str) -> str:
-    text = text.replace(out, "<out>").replace(sys.prefix, "<venv>").replace(str(ROOT / "kernelscope"), "<pkg>")
+    text = text.replace(out, "<out>").replace(f'"PYTHONPATH": "{ROOT}"', '"PYTHONPATH": "<root>"')
+    text = text.replace(sys.prefix, "<venv>").replace(str(ROOT / "kernelscope"), "<pkg>")
     for pat, rep in _SCRUB:
         text = pat.sub(rep, text)
     return text
@@ -152,8 +153,7 @@ def run_case(name: str, argv: list[str]) -> dict[str, str]:
         # a fixed environment: `task new` records it, and checkouts differ in paths only
         env = {"PATH": os.environ["PATH"], "HOME": out, "LANG": "C.UTF-8", "COLUMNS": "160", "NO_COLOR": "1",
                "TERM": "dumb", "KSCOPE_INDEX": f"{out}/index.db"}  # fmt: skip
-        if "PYTHONPATH" in os.environ:  # a checkout on PYTHONPATH (e.g. the base commit) is the one measured
-            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        env["PYTHONPATH"] = str(ROOT)  # this script's own checkout is measured (a base commit's copy too)
         got = {"rc": "", "stdout": "", "stderr": ""}
         while args:  # "&&" separates steps; "git" steps run git, the others kscope
             step, args = (args[: args.index("&&")], args[args.index("&&") + 1 :]) if "&&" in args else (args, [])
