@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from kernelscope.inputs import open as open
     from kernelscope.model import KernelLaunch as KernelLaunch
     from kernelscope.model import Profile as Profile
+    from kernelscope.model.frames import to_arrow as to_arrow
+    from kernelscope.model.frames import to_pandas as to_pandas
     from kernelscope.model.gap import GapOptions as GapOptions
     from kernelscope.model.gap import GapResult as GapResult
     from kernelscope.readers import detect as detect
@@ -28,40 +30,7 @@ if TYPE_CHECKING:
     from kernelscope.timing import bench as bench
 
 __version__ = "0.1.0"
-_WHERE = {
-    "GapOptions": "kernelscope.model.gap",
-    "GapResult": "kernelscope.model.gap",
-    "gap": "kernelscope.analyses.gap",
-    "gap_report": "kernelscope.api",
-    "index_sources": "kernelscope.api",
-    "locate_sources": "kernelscope.api",
-    "classify": "kernelscope.identity",
-    "open": "kernelscope.inputs",
-    "KernelLaunch": "kernelscope.model",
-    "Profile": "kernelscope.model",
-    "detect": "kernelscope.readers",
-    "load": "kernelscope.readers",
-    "read": "kernelscope.readers",
-    "bench": "kernelscope.timing",
-}
-__all__ = [
-    "GapOptions",
-    "GapResult",
-    "KernelLaunch",
-    "Profile",
-    "bench",
-    "classify",
-    "detect",
-    "gap",
-    "gap_report",
-    "index_sources",
-    "load",
-    "locate_sources",
-    "open",
-    "read",
-]
-
-__getattr__, __dir__ = exports(__name__, _WHERE)
+__getattr__, __dir__ = exports(__name__)  # the TYPE_CHECKING imports are the table
 
 
 def load_ipython_extension(shell: Any) -> None:

@@ -16,11 +16,15 @@ class InputError(KernelscopeError):
 
 
 class FormatError(InputError):
-    """A file exists but is not, or is no longer, the format it claims or was sniffed as."""
+    """A file exists but is not, or is no longer, the format it claims or was sniffed as: at ``path``,
+    ``expected`` one thing, ``found`` another, and ``fix`` (may be empty) says what to do."""
 
     def __init__(self, path: object, expected: str, found: str, fix: str = "") -> None:
-        tail = f"; {fix}" if fix else ""
-        super().__init__(f"{path}: expected {expected}, found {found}{tail}")
+        self.path, self.expected, self.found, self.fix = path, expected, found, fix
+        super().__init__(f"{path}: expected {expected}, found {found}" + (f"; {fix}" if fix else ""))
+
+    def __reduce__(self) -> tuple[type[FormatError], tuple[object, str, str, str]]:
+        return type(self), (self.path, self.expected, self.found, self.fix)  # survives worker processes
 
 
 class MissingToolError(KernelscopeError):

@@ -10,6 +10,7 @@ import csv
 import gzip
 import io
 import os
+import pickle
 import sys
 from pathlib import Path
 
@@ -167,6 +168,18 @@ def test_profile_round_trips_metrics() -> None:
     prof = ncu_csv.read(TRITON_DETAILS)
     back = Profile.from_json(prof.to_json())
     assert back.launches == prof.launches and back.timing == "serialized"
+
+
+def test_a_bad_saved_profile_is_one_format_error_with_its_fields(tmp_path: Path) -> None:
+    bad = tmp_path / "p.json"
+    bad.write_text("[1,")
+    with pytest.raises(FormatError) as info:
+        Profile.load(bad)
+    e = info.value
+    assert (e.path, e.expected, e.fix) == (bad, "a kernelscope.profile.v1 document", "")
+    assert str(e) == f"{bad}: expected {e.expected}, found {e.found}" and "expected" not in e.found
+    again = pickle.loads(pickle.dumps(e))  # what a worker process sends back
+    assert (type(again), str(again), again.found) == (FormatError, str(e), e.found)
 
 
 # --- .ncu-rep ---------------------------------------------------------------------------------------

@@ -74,7 +74,7 @@ def memory_set(
     return loop_memory.update(
         loop_workspace.open_workspace(Path(workspace)),
         version,
-        lambda doc: memory_edit.apply(doc, assignments, patch=patch, evidence=evidence),
+        lambda r: memory_edit.apply(r, assignments, patch=patch, evidence=evidence),
     )
 
 

@@ -38,6 +38,11 @@ def progress_bar(*, counted: bool = True, auto_refresh: bool = True) -> Progress
     return Progress(*columns, console=console, transient=True, disable=not err.is_terminal, auto_refresh=auto_refresh)
 
 
+def either(choices: tuple[str, ...]) -> str:
+    """``a, b or c``: the values of a ``Literal`` (``typing.get_args``) for help and error texts."""
+    return f"{', '.join(choices[:-1])} or {choices[-1]}"
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     err.print(f"kscope: error: {message}", markup=False, highlight=False, soft_wrap=True)
     return typer.Exit(code)

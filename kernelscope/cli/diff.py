@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional, cast
+from typing import Annotated, Optional, cast, get_args
 
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import emit, guarded, out, pick
+from kernelscope.cli._common import either, emit, guarded, out, pick
 from kernelscope.errors import InputError
 from kernelscope.model.gap import GroupBy
 from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
@@ -44,8 +44,8 @@ def diff(
         if len(traces) != 2:
             raise InputError(f"expected two files, A and B, found {len(traces)}; use --a/--b for several per side")
         a, b = [traces[0]], [traces[1]]
-    if group_by not in ("name", "function", "category", "kind"):
-        raise InputError(f"--group-by {group_by!r}: choose name, function, category or kind")
+    if group_by not in get_args(GroupBy):
+        raise InputError(f"--group-by {group_by!r}: choose {either(get_args(GroupBy))}")
     presenter = pick({"json": json, "csv": csv, "markdown": markdown}, output, PRESENTERS)
     result = api.diff(
         a or [],

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional, cast
+from typing import Annotated, Optional, cast, get_args
 
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import emit, guarded, out, pick, progress_bar
+from kernelscope.cli._common import either, emit, guarded, out, pick, progress_bar
 from kernelscope.model.gap import GroupBy
 from kernelscope.presenters.gap import PRESENTERS, rich_renderable
 
@@ -39,8 +39,8 @@ def gap(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to FILE.")] = None,
 ) -> None:
     """Rank kernels by GPU time: calls, total/avg/median/min/max/std, share, busy/idle/wall totals."""
-    if group_by not in ("name", "function", "category", "kind"):
-        raise typer.BadParameter("choose name, function, category or kind", param_hint="--group-by")
+    if group_by not in get_args(GroupBy):
+        raise typer.BadParameter(f"choose {either(get_args(GroupBy))}", param_hint="--group-by")
     presenter = pick({"json": json, "csv": csv, "markdown": markdown, "parquet": parquet}, output, PRESENTERS)
     with progress_bar(counted=False) as bar:
         task = bar.add_task("reading", total=None)

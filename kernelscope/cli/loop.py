@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional, TypeVar
+from typing import Annotated, Optional, TypeVar, get_args
 
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import emit, err, guarded, out, pick
+from kernelscope.cli._common import either, emit, err, guarded, out, pick
 from kernelscope.errors import InputError
 from kernelscope.loop.taskmd import render
+from kernelscope.model.task import Direction
 from kernelscope.presenters.base import render_json
 from kernelscope.presenters.eval import EVAL_PRESENTERS, LEDGER_PRESENTERS, ledger_renderable, rich_renderable
 
@@ -56,7 +57,7 @@ def task_new(
     ] = None,
     eval_command: Annotated[Optional[str], typer.Option(help="Command that prints KSCOPE_METRIC name=value.")] = None,
     metric: Annotated[Optional[str], typer.Option(help="The metric's name.")] = None,
-    direction: Annotated[Optional[str], typer.Option(help="lower or higher: which is better.")] = None,
+    direction: Annotated[Optional[str], typer.Option(help=f"{either(get_args(Direction))}: which is better.")] = None,
     timeout: Annotated[Optional[float], typer.Option(help="Seconds each run may take.")] = None,
     correctness: Annotated[
         Optional[list[str]], typer.Option(help="Command that must exit 0 on the candidate (repeat).")

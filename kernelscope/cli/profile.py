@@ -4,26 +4,26 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Optional, get_args
 
 import msgspec
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import err, fail, guarded, out
+from kernelscope.cli._common import either, err, fail, guarded, out
 from kernelscope.presenters.att import rich_renderable as att_renderable
 from kernelscope.presenters.base import render_json
 from kernelscope.presenters.gap import rich_renderable
 from kernelscope.presenters.ncu import rich_renderable as ncu_renderable
 from kernelscope.profiling import ProfileConfig, load_config, plan
-from kernelscope.profiling.config import KernelFilter, NcuOptions, StepWindow
+from kernelscope.profiling.config import KernelFilter, NcuOptions, StepWindow, Tracer
 
 
 @guarded
 def profile(
     ctx: typer.Context,
     config: Annotated[Optional[Path], typer.Option(help="YAML/TOML: command, env, window, tracer, sources.")] = None,
-    tracer: Annotated[Optional[str], typer.Option(help="auto, torch, nsys, rocprofv3, ncu or att.")] = None,
+    tracer: Annotated[Optional[str], typer.Option(help=f"{either(get_args(Tracer))}.")] = None,
     ncu: Annotated[
         bool, typer.Option("--ncu", help="Nsight Compute capture of chosen kernels (= --tracer ncu).")
     ] = False,

@@ -119,7 +119,7 @@ def _sass_per_arch(tool: str, path: Path, arches: list[str], notes: list[str]) -
 
 
 def _no_mix(arch: str, exc: FormatError) -> str:
-    return f"no SASS mix for {arch}: {str(exc).rsplit('found ', 1)[-1]}"
+    return f"no SASS mix for {arch}: {exc.found}"
 
 
 def read(path: Path, fmt: str, arch: str | None = None) -> CodeObject:

@@ -1,25 +1,25 @@
 """The iteration memory: ``memory/v<N>.json`` records, validated on every write and every read.
 
-Each record is checked against the JSON Schema ``kernelscope/data/schemas/memory.v1.json`` plus the two
-facts JSON Schema cannot state: ``version`` is the N of the file name, and ``masked`` agrees with the last
-``history`` event (so a record cannot be unmasked without a trace). Writers hold ``memory/.lock``: a new
-record's N is one more than the highest on disk, and ``set``/``mask``/``unmask`` read, change and write
-without losing a concurrent writer's change. Files are replaced atomically (``write_atomic``), so a reader
-takes no lock and sees a whole record or none — which a file created empty with ``O_EXCL`` and then
-filled would not give it. Masked records stay on disk and leave only the views (``select``).
+Each record is decoded into ``MemoryRecord``, whose constraints are the contract (its JSON Schema is
+``kernelscope/data/schemas/memory.v1.json``), plus the two facts JSON Schema cannot state: ``version`` is
+the N of the file name, and ``masked`` agrees with the last ``history`` event (so a record cannot be
+unmasked without a trace). A write validates by that same decode, of the bytes it is about to write.
+Writers hold ``memory/.lock``: a new record's N is one more than the highest on disk, and
+``set``/``mask``/``unmask`` read, change and write without losing a concurrent writer's change. Files are
+replaced atomically (``write_atomic``), so a reader takes no lock and sees a whole record or none — which
+a file created empty with ``O_EXCL`` and then filled would not give it. Masked records stay on disk and
+leave only the views (``select``).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 
@@ -29,10 +29,13 @@ from kernelscope.loop.workspace import Workspace, locked, write_atomic
 from kernelscope.model.levers import LEVERS, Lever
 from kernelscope.model.memory import (
     MEMORY_SCHEMA,
+    NONBLANK,
     CategorySummary,
     Correctness,
     CorrectnessStatus,
     IsaProgress,
+    Mask,
+    MaskEvent,
     MemoryFolder,
     MemoryRecord,
     MemorySummary,
@@ -59,38 +62,26 @@ def schema_file() -> Path:
     return Path(str(resources.files("kernelscope") / "data" / "schemas" / "memory.v1.json"))
 
 
-@cache
-def _validator() -> Any:
-    import jsonschema  # only memory commands pay for it (and its format checkers, when installed)
-
-    return jsonschema.Draft202012Validator(json.loads(schema_file().read_text()))
+_AT = re.compile(r"(?P<what>.*) - at `(?P<where>\$.*)`", re.DOTALL)  # how msgspec ends its messages
 
 
-def problem(doc: Any, version: int) -> str | None:
-    """The first violation in ``doc`` as the record ``v<version>``: ``at $.path: what``, or None."""
-    from jsonschema.exceptions import best_match
-
-    error = best_match(_validator().iter_errors(doc))
-    while error is not None and error.validator == "anyOf":  # "not valid under any of the given schemas"
-        inside = [e for e in error.context if e.validator != "type" or e.relative_path]
-        if not inside:
-            break
-        error = best_match(inside)  # the value has a fitting branch's type: what is wrong within it
-    if error is not None:
-        if error.validator == "pattern" and error.validator_value == r"\S":
-            message = f"expected non-empty text, found {error.instance!r}"
-        elif error.validator == "anyOf":
-            types = " or ".join(repr(e.validator_value) for e in error.context)
-            message = f"{error.instance!r} is not of type {types}"
-        else:
-            message = error.message
-        return f"at {error.json_path}: {message if len(message) <= 300 else message[:300] + '...'}"
-    if doc["version"] != version:
-        return f"at $.version: {doc['version']} is not the N of the file name v{version}.json"
-    events = doc.get("history", [])
-    if (doc.get("masked") is not None) != (bool(events) and events[-1]["action"] == "mask"):
-        return "at $.masked: disagrees with the last event of $.history (kscope memory mask|unmask keep both)"
-    return None
+def parse(data: bytes, version: int) -> MemoryRecord:
+    """``data`` as the record ``v<version>``, validated; a violation raises ``ValueError("at $.path: what")``
+    (``msgspec.DecodeError``, a ``ValueError`` too, when it is not JSON)."""
+    try:
+        r = msgspec.json.decode(data, type=MemoryRecord)
+    except msgspec.ValidationError as exc:
+        m = _AT.fullmatch(str(exc))  # msgspec keeps the JSON path only in its message
+        where, what = (m["where"], m["what"]) if m else ("$", str(exc))
+        what = what.replace(f"Expected `str` matching regex {NONBLANK!r}", "expected non-empty text")
+        raise ValueError(f"at {where}: {what if len(what) <= 300 else what[:300] + '...'}") from None
+    if r.version != version:
+        raise ValueError(f"at $.version: {r.version} is not the N of the file name v{version}.json")
+    if (r.masked is not None) != (bool(r.history) and r.history[-1].action == "mask"):
+        raise ValueError(
+            "at $.masked: disagrees with the last event of $.history (kscope memory mask|unmask keep both)"
+        )
+    return r
 
 
 def folder(ws: Workspace) -> Path:
@@ -107,22 +98,16 @@ def versions(ws: Workspace) -> list[int]:
     return sorted(int(m[1]) for p in folder(ws).iterdir() if (m := RECORD_FILE.fullmatch(p.name)))
 
 
-def _load(ws: Workspace, version: int) -> dict[str, Any]:
-    """The record ``v<version>`` as validated JSON data."""
+def load(ws: Workspace, version: int) -> MemoryRecord:
     path = _path(ws, version)
     try:
-        doc = json.loads(path.read_bytes())
+        return parse(path.read_bytes(), version)
     except FileNotFoundError:
         raise InputError(f"no memory record v{version} in {folder(ws)}; kscope memory list shows them") from None
-    except ValueError as exc:
+    except msgspec.DecodeError as exc:
         raise FormatError(path, f"a {MEMORY_SCHEMA} record", f"invalid JSON ({exc})", _FIX) from None
-    if (p := problem(doc, version)) is not None:
-        raise FormatError(path, f"a {MEMORY_SCHEMA} record", f"a violation {p}", _FIX)
-    return cast(dict[str, Any], doc)  # an object: the schema says so
-
-
-def load(ws: Workspace, version: int) -> MemoryRecord:
-    return msgspec.convert(_load(ws, version), MemoryRecord)
+    except ValueError as exc:
+        raise FormatError(path, f"a {MEMORY_SCHEMA} record", f"a violation {exc}", _FIX) from None
 
 
 def records(ws: Workspace) -> list[MemoryRecord]:
@@ -130,11 +115,13 @@ def records(ws: Workspace) -> list[MemoryRecord]:
     return [load(ws, v) for v in versions(ws)]
 
 
-def _write(ws: Workspace, doc: dict[str, Any], version: int) -> MemoryRecord:
-    """Validate ``doc`` as ``v<version>`` and replace the file; an invalid record changes nothing."""
-    if (p := problem(doc, version)) is not None:
-        raise InputError(f"memory v{version}: {p}; nothing was written")
-    record = msgspec.convert(doc, MemoryRecord)
+def _write(ws: Workspace, doc: MemoryRecord | dict[str, Any], version: int) -> MemoryRecord:
+    """Validate ``doc`` as ``v<version>`` (decoded as a read would) and replace the file; an invalid record
+    changes nothing."""
+    try:
+        record = parse(msgspec.json.encode(doc), version)
+    except ValueError as exc:
+        raise InputError(f"memory v{version}: {exc}; nothing was written") from None
     write_atomic(_path(ws, version), msgspec.json.format(msgspec.json.encode(record), indent=2) + b"\n")
     return record
 
@@ -160,9 +147,10 @@ def init(ws: Workspace) -> MemoryFolder:
     )
 
 
-def check_lever(category: str, option: str = "--category") -> None:
+def check_lever(category: str, option: str = "--category") -> Lever:
     if category not in LEVERS:
         raise InputError(f"{option} {category}: choose one of {', '.join(LEVERS)}")
+    return category  # narrowed by the test above
 
 
 def default_author(env: Mapping[str, str], root: Path) -> str:
@@ -205,38 +193,43 @@ def new(
     if category is None:
         named = " (the eval's task names no lever)" if facts else ""
         raise InputError(f"kscope memory new needs --category{named}: one of {', '.join(LEVERS)}")
-    check_lever(category)
-    fields: dict[str, Any] = {
-        "category": category,
-        "title": title,
-        "hypothesis": hypothesis,
-        "task": facts.task if facts else task,
-        "kernel": kernel,
-        "author": author,
-    }
-    if facts is not None:
-        fields |= {f: msgspec.to_builtins(getattr(facts, f)) for f in ("performance", "correctness", "commit")}
+    lever = check_lever(category)
     with locked(_lock(ws)):
         version = max(versions(ws), default=0) + 1
-        return _write(ws, {"schema": MEMORY_SCHEMA, "version": version, "created": _utc(now), **fields}, version)
+        record = MemoryRecord(
+            schema="kernelscope.memory.v1",
+            version=version,
+            category=lever,
+            title=title,
+            hypothesis=hypothesis,
+            task=facts.task if facts else task,
+            kernel=kernel,
+            author=author,
+            created=_utc(now),
+            performance=facts.performance if facts else None,
+            correctness=facts.correctness if facts else None,
+            commit=facts.commit if facts else None,
+        )
+        return _write(ws, record, version)
 
 
-def update(ws: Workspace, version: int, change: Callable[[dict[str, Any]], None]) -> MemoryRecord:
-    """Apply ``change`` to the record's JSON data and write it back, validated, under the lock."""
+def update(
+    ws: Workspace, version: int, change: Callable[[MemoryRecord], MemoryRecord | dict[str, Any]]
+) -> MemoryRecord:
+    """Write back what ``change`` makes of the record (a record, or JSON data), validated, under the lock."""
     with locked(_lock(ws)):
-        doc = _load(ws, version)
-        change(doc)
-        return _write(ws, doc, version)
+        return _write(ws, change(load(ws, version)), version)
 
 
 def mask(ws: Workspace, version: int, *, by: str, reason: str, now: datetime) -> MemoryRecord:
     """Hide the record from the views; who, when and why go in ``masked`` and ``history``."""
 
-    def change(doc: dict[str, Any]) -> None:
-        if (m := doc.get("masked")) is not None:
-            raise InputError(f"memory v{version} is already masked (by {m['by']} at {m['at']}); unmask it first")
-        doc["masked"] = {"by": by, "at": _utc(now), "reason": reason}
-        doc.setdefault("history", []).append({"action": "mask", **doc["masked"]})
+    def change(r: MemoryRecord) -> MemoryRecord:
+        if (m := r.masked) is not None:
+            raise InputError(f"memory v{version} is already masked (by {m.by} at {m.at}); unmask it first")
+        event = MaskEvent(action="mask", by=by, at=_utc(now), reason=reason)
+        masked = Mask(by=by, at=event.at, reason=reason)
+        return msgspec.structs.replace(r, masked=masked, history=[*r.history, event])
 
     return update(ws, version, change)
 
@@ -244,11 +237,11 @@ def mask(ws: Workspace, version: int, *, by: str, reason: str, now: datetime) ->
 def unmask(ws: Workspace, version: int, *, by: str, reason: str | None, now: datetime) -> MemoryRecord:
     """Show the record again; the mask stays in ``history`` beside this unmask."""
 
-    def change(doc: dict[str, Any]) -> None:
-        if doc.get("masked") is None:
+    def change(r: MemoryRecord) -> MemoryRecord:
+        if r.masked is None:
             raise InputError(f"memory v{version} is not masked")
-        doc["masked"] = None
-        doc["history"].append({"action": "unmask", "by": by, "at": _utc(now), "reason": reason})
+        event = MaskEvent(action="unmask", by=by, at=_utc(now), reason=reason)
+        return msgspec.structs.replace(r, masked=None, history=[*r.history, event])
 
     return update(ws, version, change)
 

@@ -5,6 +5,9 @@ anything else replaces), evidence triples appended, then ``FIELD=VALUE`` / ``FIE
 left to right. A field is a dotted path with list indexes, ``performance.speedup`` or ``evidence[-1].source``;
 a value is JSON when it parses as JSON and text otherwise (``title='"42"'`` keeps a number as text).
 ``+=`` appends to a list, creating it if absent. Bookkeeping fields are kscope's alone.
+
+The edits are JSON's own (RFC 7386 patches, JSON paths, values parsed as JSON), so they work on the record's
+JSON data, and the result is validated as a whole by decoding it back into a ``MemoryRecord``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from kernelscope.errors import FormatError, InputError
+from kernelscope.model.memory import MemoryRecord
 
 KEPT = ("schema", "version", "created", "masked", "history")  # masked and history: kscope memory mask|unmask
 _PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[-?[0-9]+\])*")
@@ -106,22 +112,22 @@ def assign(doc: dict[str, Any], text: str) -> None:
 
 
 def apply(
-    doc: dict[str, Any],
+    record: MemoryRecord,
     assignments: Sequence[str] = (),
     *,
     patch: Any = None,
     evidence: Sequence[tuple[str, str, str]] = (),
-) -> None:
-    """Change ``doc`` in place: the merge ``patch``, then the ``evidence`` triples, then ``assignments``."""
+) -> dict[str, Any]:
+    """The record's JSON data changed by the merge ``patch``, then the ``evidence`` triples, then ``assignments``."""
+    doc: dict[str, Any] = msgspec.to_builtins(record)
     if patch is not None:
         if not isinstance(patch, dict):
             raise InputError(f"--from-json: expected a JSON object (a merge patch), found {type(patch).__name__}")
         for key in patch:
             _kept(key, "--from-json")
-        merged = merge(doc, patch)
-        doc.clear()
-        doc.update(merged)
+        doc = merge(doc, patch)
     for seen, inferred, done in evidence:
         doc.setdefault("evidence", []).append({"evidence": seen, "inference": inferred, "action": done})
     for text in assignments:
         assign(doc, text)
+    return doc

@@ -47,7 +47,7 @@ class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
         try:
             return msgspec.json.decode(data, type=cls)
         except msgspec.DecodeError as exc:
-            raise FormatError("<profile json>", "a kernelscope.profile.v1 document", str(exc)) from None
+            raise FormatError("<profile json>", f"a {cls().schema} document", str(exc)) from None
 
     def save(self, path: str | Path) -> None:
         Path(path).write_bytes(self.to_json())
@@ -57,7 +57,7 @@ class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
         try:
             return cls.from_json(Path(path).read_bytes())
         except FormatError as exc:
-            raise FormatError(path, "a kernelscope.profile.v1 document", str(exc).split(": ", 1)[-1]) from None
+            raise FormatError(path, exc.expected, exc.found) from None
 
     @classmethod
     def combine(cls, profiles: list[Profile]) -> Profile:

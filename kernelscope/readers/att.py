@@ -122,24 +122,13 @@ class _Filenames(_Gfxip, gc=False):
 _BRACKETS = bytes.maketrans(b"[]", b"  ")
 
 
-class _FormatError(FormatError):
-    """A FormatError that survives the trip back from a worker process (it pickles its arguments)."""
-
-    def __init__(self, path: object, expected: str, found: str) -> None:
-        super().__init__(path, expected, found)
-        self.parts = (str(path), expected, found)
-
-    def __reduce__(self) -> tuple[type[_FormatError], tuple[str, str, str]]:
-        return type(self), self.parts
-
-
 def _decode(path: Path, kind: type[T], expected: str) -> T:
     try:
         return msgspec.json.decode(path.read_bytes(), type=kind)
     except msgspec.ValidationError as exc:
-        raise _FormatError(path, expected, f"another layout ({exc})") from None
+        raise FormatError(path, expected, f"another layout ({exc})") from None
     except msgspec.DecodeError as exc:
-        raise _FormatError(path, expected, f"invalid or truncated JSON ({exc})") from None
+        raise FormatError(path, expected, f"invalid or truncated JSON ({exc})") from None
 
 
 def _table(value: msgspec.Raw, width: int, path: Path, what: str) -> Int64s:
@@ -149,13 +138,13 @@ def _table(value: msgspec.Raw, width: int, path: Path, what: str) -> Int64s:
     if rows <= 0:
         if raw.strip() == b"[]":
             return np.empty((0, width), dtype=np.int64)
-        raise _FormatError(path, f"{what}: an array of arrays", raw[:40].decode(errors="replace"))
+        raise FormatError(path, f"{what}: an array of arrays", raw[:40].decode(errors="replace"))
     try:
         flat = np.fromstring(raw.translate(_BRACKETS), dtype=np.int64, sep=",")
     except (ValueError, DeprecationWarning):  # numpy's complaint about unparsable text (see _read_part)
         flat = np.empty(0, dtype=np.int64)
     if flat.size != rows * width:
-        raise _FormatError(path, f"{what}: arrays of {width} integers", "other values or lengths")
+        raise FormatError(path, f"{what}: arrays of {width} integers", "other values or lengths")
     return flat.reshape(rows, width)
 
 
@@ -198,7 +187,7 @@ def _part_deps(waits: Sequence[tuple[Path, bytes]]) -> Int64s:
             try:
                 _dependencies([raw])
             except ValueError:
-                raise _FormatError(path, _WAITCNT, "another layout") from None
+                raise FormatError(path, _WAITCNT, "another layout") from None
         raise
 
 
@@ -235,7 +224,7 @@ class _Part:
         bad = np.flatnonzero((states < 0) | (states > 4))
         if len(bad):
             path = self.meta[int(wave_of[bad[0]])][0]
-            raise _FormatError(path, "wave states 0..4 (EMPTY, IDLE, EXEC, WAIT, STALL)", f"state {states[bad[0]]}")
+            raise FormatError(path, "wave states 0..4 (EMPTY, IDLE, EXEC, WAIT, STALL)", f"state {states[bad[0]]}")
         flat = np.bincount(wave_of * 5 + states, weights=timeline[:, 1], minlength=5 * len(self.meta))
         cycles = np.rint(flat).astype(np.int64).reshape(-1, 5).tolist()
         for (path, se, w, n, stitched), c in zip(self.meta, cycles, strict=True):
@@ -275,7 +264,7 @@ def _read_wave(path: Path, part: _Part) -> None:
     insts = _table(w.instructions, 5, path, "wave.instructions")
     low = int(insts[:, 4].min()) if len(insts) else 1
     if low < 0:
-        raise _FormatError(path, "instruction line numbers >= 0", str(low))
+        raise FormatError(path, "instruction line numbers >= 0", str(low))
     if low == 0:  # line 0: no PC; the decoder leaves these out of its sums and its idle clock
         has_pc = insts[:, 4] != 0
         part.no_pc += len(insts) - int(has_pc.sum())
@@ -345,7 +334,7 @@ def _occupancy(path: Path) -> tuple[dict[int, list[OccupancyEvent]], dict[int, s
             elif key == "dispatches":
                 dispatches = {int(k): v for k, v in msgspec.json.decode(raw, type=dict[str, str]).items()}
     except (msgspec.ValidationError, ValueError) as exc:
-        raise _FormatError(path, expected, f"another layout ({exc})") from None
+        raise FormatError(path, expected, f"another layout ({exc})") from None
     return events, dispatches
 
 
@@ -356,7 +345,7 @@ def _wstates(folder: Path) -> list[StateSeries]:
         if path.is_file():
             doc = _decode(path, _WStates, 'wstates<k>.json: {"time": [...], "state": [...]}')
             if len(doc.time) != len(doc.state):
-                raise _FormatError(path, "as many counts as times", f"{len(doc.state)} and {len(doc.time)}")
+                raise FormatError(path, "as many counts as times", f"{len(doc.state)} and {len(doc.time)}")
             series.append(StateSeries(state, np.asarray(doc.time, np.int64), np.asarray(doc.state, np.int64)))
     return series
 
@@ -376,7 +365,7 @@ def _columns(rows: list[_Row], path: Path) -> CodeTable:
         idle=np.array(idle, dtype=np.int64),
     )
     if len(np.unique(table.line)) != len(table):
-        raise _FormatError(path, "one row per LineNumber", "repeated line numbers")
+        raise FormatError(path, "one row per LineNumber", "repeated line numbers")
     return table
 
 
@@ -430,7 +419,7 @@ def read(
         raise InputError(f"{folder}: no code.json; expected a rocprofv3 ATT folder (ui_output_agent_*)")
     doc = _decode(code_path, _Code, f"rocprofv3 ATT code.json rows [{CODE_HEADER}]")
     if doc.header is not None and doc.header.replace(" ", "") != CODE_HEADER.replace(" ", ""):
-        raise _FormatError(code_path, f"the columns [{CODE_HEADER}]", f"[{doc.header}]")
+        raise FormatError(code_path, f"the columns [{CODE_HEADER}]", f"[{doc.header}]")
     code = _columns(doc.code, code_path)
     names = folder / "filenames.json"
     expected = "filenames.json with gfxip and wave_filenames"
