@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from kernelscope.api._code import bench_target as bench_target
     from kernelscope.api._code import ceilings as ceilings
     from kernelscope.api._code import fit as fit
+    from kernelscope.api._code import fit_compare as fit_compare
     from kernelscope.api._code import hardware as hardware
     from kernelscope.api._code import isa as isa
     from kernelscope.api._code import roofline as roofline
@@ -53,6 +54,7 @@ _WHERE = {
     "bench_target": "kernelscope.api._code",
     "ceilings": "kernelscope.api._code",
     "fit": "kernelscope.api._code",
+    "fit_compare": "kernelscope.api._code",
     "hardware": "kernelscope.api._code",
     "isa": "kernelscope.api._code",
     "roofline": "kernelscope.api._code",
@@ -97,6 +99,7 @@ __all__ = [
     "doctor",
     "evaluate",
     "fit",
+    "fit_compare",
     "gap_report",
     "hardware",
     "index_sources",

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kernelscope import readers
+from kernelscope.analyses.fit import compare as compare_fits
 from kernelscope.analyses.fit import fit as fit_kernel
 from kernelscope.analyses.ncu import cost as ncu_cost
 from kernelscope.analyses.occupancy import arch_limits, occupancy
@@ -17,7 +18,7 @@ from kernelscope.codeobj.read import read_code_objects
 from kernelscope.errors import InputError
 from kernelscope.hw.specs import GpuSpec, database, detect, lookup
 from kernelscope.model import KernelLaunch
-from kernelscope.model.codeobj import CodeObject, FitReport
+from kernelscope.model.codeobj import CodeObject, FitComparison, FitReport
 from kernelscope.model.measurement import Measurement
 from kernelscope.model.roofline import Peaks, RooflineResult
 from kernelscope.readers._sniff import sniff
@@ -78,6 +79,19 @@ def fit(
     """``kscope fit``: the ISA fit view of every kernel in the code objects."""
     objs = isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
     return FitReport(kernels=[fit_kernel(k) for o in objs for k in o.kernels])
+
+
+def fit_compare(
+    paths: Sequence[str | Path],
+    *,
+    block_size: int | None = None,
+    dynamic_shared: int | None = None,
+    arch: str | None = None,
+) -> FitComparison:
+    """``kscope fit --compare``: the same kernels of several code objects side by side, one column each."""
+    if len(paths) < 2:
+        raise InputError(f"--compare needs at least two code objects, got {len(paths)}")
+    return compare_fits(isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch))
 
 
 def gpu_peaks(gpu: str | None, device_hint: str | None, ceilings_file: Path | None) -> Peaks:
