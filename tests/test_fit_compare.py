@@ -77,6 +77,16 @@ def test_a_kernel_in_only_some_inputs() -> None:
     assert "note: add: not in mm_gfx942.hsaco" in proc.stdout and "note: mm: not in add_gfx942.hsaco" in proc.stdout
 
 
+def test_one_fat_binary_compares_its_architectures() -> None:
+    report = api.fit_compare([CODEOBJ / "hip" / "k.bundle"])
+    assert [i.arch for i in report.inputs] == ["gfx90a", "gfx942"]
+    assert all(
+        c is not None and c.fit.arch == i.arch
+        for k in report.kernels
+        for c, i in zip(k.columns, report.inputs, strict=True)
+    )
+
+
 def test_terminal_table_says_which_column_lacks_a_mix() -> None:
     proc = run_kscope("fit", "--compare", *(CODEOBJ / n for n in ADD[:3]))
     assert proc.returncode == 0, proc.stderr
@@ -117,8 +127,8 @@ def test_json_schema() -> None:
 
 @pytest.mark.parametrize(
     "args",
-    [("{add}",), ("{add}", "{tmp}/none.hsaco"), ("{add}", "{junk}")],
-    ids=["one-path", "missing", "not-a-code-object"],
+    [("{add}",), ("{add}", "{add}", "--arch", "gfx1201"), ("{add}", "{tmp}/none.hsaco"), ("{add}", "{junk}")],
+    ids=["one-object", "arch-filters-out", "missing", "not-a-code-object"],
 )
 def test_bad_input_is_one_line(tmp_path: Path, args: tuple[str, ...]) -> None:
     junk = tmp_path / "junk.hsaco"

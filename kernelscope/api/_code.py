@@ -88,10 +88,13 @@ def fit_compare(
     dynamic_shared: int | None = None,
     arch: str | None = None,
 ) -> FitComparison:
-    """``kscope fit --compare``: the same kernels of several code objects side by side, one column each."""
-    if len(paths) < 2:
-        raise InputError(f"--compare needs at least two code objects, got {len(paths)}")
-    return compare_fits(isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch))
+    """``kscope fit --compare``: the same kernels of several code objects side by side, one column each
+    (a fat binary gives one per architecture, so one bundle of two targets is enough)."""
+    objs = isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
+    if len(objs) < 2:
+        got = ", ".join(f"{o.path} ({o.arch})" for o in objs)
+        raise InputError(f"--compare needs at least two code objects, got {len(objs)}: {got}")
+    return compare_fits(objs)
 
 
 def gpu_peaks(gpu: str | None, device_hint: str | None, ceilings_file: Path | None) -> Peaks:
