@@ -1,12 +1,23 @@
 """The ISA fit view: one kernel's resources against its architecture's limits, its instruction mix,
-and the likely limiter with what is left on the table. Pure over a ``KernelCode`` with occupancy."""
+and the likely limiter with what is left on the table. Pure over a ``KernelCode`` with occupancy;
+``compare`` lines up the same kernels of several code objects (one column per object) from those views."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-from kernelscope.analyses.occupancy import ArchLimits, arch_limits
-from kernelscope.model.codeobj import Gauge, KernelCode, KernelFit
+from kernelscope.analyses.occupancy import ArchLimits, arch_limits, nvidia_shared
+from kernelscope.model.codeobj import (
+    CodeObject,
+    FitColumn,
+    FitComparison,
+    FitInput,
+    Gauge,
+    KernelCode,
+    KernelComparison,
+    KernelFit,
+)
 
 
 def _next_level_amd(k: KernelCode, lim: ArchLimits) -> str | None:
@@ -99,4 +110,37 @@ def fit(k: KernelCode) -> KernelFit:
         matrix_share=matrix,
         limiter=occ.limiter if occ else None,
         readout=readout,
+    )
+
+
+def _resources(k: KernelCode) -> dict[str, int]:
+    dynamic = k.occupancy.dynamic_shared_bytes if k.occupancy else None
+    static, reserved = (k.lds_bytes, None) if k.vendor == "amd" else nvidia_shared(k, arch_limits(k.arch))
+    fields = {
+        "vgpr_spill": k.vgpr_spill,
+        "sgpr_spill": k.sgpr_spill,
+        "static_shared": static,  # the kernel's own, as the driver reports it
+        "reserved_shared": reserved or None,  # the driver's per block (NVIDIA sm_80+)
+        "dynamic_shared": dynamic,
+        "scratch_bytes": k.scratch_bytes,
+        "local_bytes": k.local_bytes,
+        "stack_bytes": k.stack_bytes,
+    }
+    return {key: v for key, v in fields.items() if v is not None}
+
+
+def _column(k: KernelCode) -> FitColumn:
+    return FitColumn(fit=fit(k), occupancy=k.occupancy, resources=_resources(k))
+
+
+def compare(objs: Sequence[CodeObject]) -> FitComparison:
+    """One comparison per kernel name (Triton names a kernel alike on every target), in first-seen order;
+    a kernel missing from an object gets ``None`` in that column."""
+    by_obj = [{k.name: k for k in reversed(o.kernels)} for o in objs]  # reversed: the first of a name wins
+    names = list(dict.fromkeys(k.name for o in objs for k in o.kernels))
+    return FitComparison(
+        inputs=[FitInput(path=o.path, arch=o.arch, vendor=o.vendor, notes=list(o.notes)) for o in objs],
+        kernels=[
+            KernelComparison(name=n, columns=[_column(ks[n]) if n in ks else None for ks in by_obj]) for n in names
+        ],
     )

@@ -123,6 +123,16 @@ def amd(k: KernelCode, lim: ArchLimits, block: int, dynamic_lds: int, notes: lis
     )
 
 
+def nvidia_shared(k: KernelCode, lim: ArchLimits | None) -> tuple[int, int]:
+    """The kernel's own static shared bytes and the driver's per-block reservation: sm_90 Triton cubins
+    count the reservation inside SHARED (``reservation_in_static``), which the driver reports apart."""
+    reserved = (lim.get("reserved_shared_per_block_bytes") if lim else None) or 0
+    static = k.shared_bytes or 0
+    if k.metadata.get("reservation_in_static"):
+        static = max(static - reserved, 0)
+    return static, reserved
+
+
 def nvidia(k: KernelCode, lim: ArchLimits, block: int, dynamic_smem: int, notes: list[str]) -> Occupancy | None:
     max_warps, max_blocks = lim.get("max_warps_per_sm"), lim.get("max_blocks_per_sm")
     regs_sm, unit = lim.get("registers_per_sm"), lim.get("register_alloc_unit_per_warp")
@@ -137,10 +147,7 @@ def nvidia(k: KernelCode, lim: ArchLimits, block: int, dynamic_smem: int, notes:
         per_warp = _roundup(k.registers * warp, unit)
         parts = lim.get("register_file_subpartitions") or 1  # each SM sub-partition has its own register file
         limits["registers"] = ((regs_sm // parts) // per_warp * parts) // warps_blk
-    reserved = lim.get("reserved_shared_per_block_bytes") or 0
-    static = k.shared_bytes or 0
-    if k.metadata.get("reservation_in_static"):
-        static = max(static - reserved, 0)
+    static, reserved = nvidia_shared(k, lim)
     smem = static + dynamic_smem + reserved
     if smem:
         limits["shared"] = _floor_div(smem_sm, _roundup(smem, lim.get("shared_alloc_unit_bytes")))

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from kernelscope.api._code import bench_target as bench_target
     from kernelscope.api._code import ceilings as ceilings
     from kernelscope.api._code import fit as fit
+    from kernelscope.api._code import fit_compare as fit_compare
     from kernelscope.api._code import hardware as hardware
     from kernelscope.api._code import isa as isa
     from kernelscope.api._code import roofline as roofline

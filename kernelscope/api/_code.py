@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from kernelscope.analyses.fit import compare as compare_fits
 from kernelscope.analyses.fit import fit as fit_kernel
 from kernelscope.analyses.ncu import cost as ncu_cost
 from kernelscope.analyses.occupancy import arch_limits, occupancy
@@ -18,7 +19,7 @@ from kernelscope.hw.specs import GpuSpec, database, detect, lookup
 from kernelscope.inputs import Input
 from kernelscope.inputs import open as open_input
 from kernelscope.model import KernelLaunch
-from kernelscope.model.codeobj import CodeObject, FitReport
+from kernelscope.model.codeobj import CodeObject, FitComparison, FitReport
 from kernelscope.model.measurement import Measurement
 from kernelscope.model.roofline import Peaks, RooflineResult
 from kernelscope.timing import bench, load_target
@@ -77,6 +78,22 @@ def fit(
     """``kscope fit``: the ISA fit view of every kernel in the code objects."""
     objs = isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
     return FitReport(kernels=[fit_kernel(k) for o in objs for k in o.kernels])
+
+
+def fit_compare(
+    paths: Sequence[str | Path],
+    *,
+    block_size: int | None = None,
+    dynamic_shared: int | None = None,
+    arch: str | None = None,
+) -> FitComparison:
+    """``kscope fit --compare``: the same kernels of several code objects side by side, one column each
+    (a fat binary gives one per architecture, so one bundle of two targets is enough)."""
+    objs = isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
+    if len(objs) < 2:
+        got = ", ".join(f"{o.path} ({o.arch})" for o in objs)
+        raise InputError(f"--compare needs at least two code objects, got {len(objs)}: {got}")
+    return compare_fits(objs)
 
 
 def gpu_peaks(gpu: str | None, device_hint: str | None, ceilings_file: Path | None) -> Peaks:

@@ -9,8 +9,8 @@ from typing import Annotated, Optional
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import emit, guarded, pick
-from kernelscope.presenters.fit import PRESENTERS, render_text
+from kernelscope.cli._common import emit, guarded, out, pick
+from kernelscope.presenters.fit import PRESENTERS, render_comparison, render_text
 
 
 @guarded
@@ -21,11 +21,23 @@ def fit(
     arch: Annotated[
         Optional[str], typer.Option(help="Only this architecture's code (sm_90, gfx942) from fat binaries.")
     ] = None,
-    json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.fit.v1.")] = False,
+    compare: Annotated[
+        bool, typer.Option("--compare", help="The same kernels side by side, one column per code object.")
+    ] = False,
+    json: Annotated[
+        bool, typer.Option("--json", help="JSON, schema kernelscope.fit.v1 (--compare: kernelscope.fit-compare.v1).")
+    ] = False,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to FILE.")] = None,
 ) -> None:
     """Resources against the architecture's limits, instruction mix, limiter and what is left on the table."""
     presenter = pick({"json": json}, output, PRESENTERS)
+    if compare:
+        table = api.fit_compare(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
+        if presenter is None:
+            out.print(render_comparison(table))
+        else:
+            emit(presenter, table, output)
+        return
     report = api.fit(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
     if presenter is None:
         sys.stdout.write(render_text(report))

@@ -119,3 +119,35 @@ class KernelFit(msgspec.Struct, kw_only=True):
 class FitReport(msgspec.Struct, kw_only=True):
     kernels: list[KernelFit]
     schema: str = "kernelscope.fit.v1"
+
+
+# --- fit side by side: kernelscope.fit-compare.v1 ------------------------------------------------------
+
+
+class FitInput(msgspec.Struct, kw_only=True):
+    """One column of the comparison: a code object (a fat binary gives one per architecture)."""
+
+    path: str
+    arch: str
+    vendor: str
+    notes: list[str] = msgspec.field(default_factory=list)  # e.g. why this column has no instruction mix
+
+
+class FitColumn(msgspec.Struct, kw_only=True):
+    """One kernel in one input: its fit view, plus the counts the fit gauges fold together (spills,
+    static/dynamic LDS or shared, scratch/local), copied from the code object, never recomputed."""
+
+    fit: KernelFit
+    occupancy: Occupancy | None
+    resources: dict[str, int]
+
+
+class KernelComparison(msgspec.Struct, kw_only=True):
+    name: str
+    columns: list[FitColumn | None]  # one per input, in input order; None: no such kernel there
+
+
+class FitComparison(msgspec.Struct, kw_only=True):
+    inputs: list[FitInput]
+    kernels: list[KernelComparison]
+    schema: str = "kernelscope.fit-compare.v1"
