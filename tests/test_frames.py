@@ -99,3 +99,31 @@ def test_notebook_runs_and_shows_tables_and_plots() -> None:
     assert not errors
     assert all("<table" in h for h in html) and len(html) == 6
     assert sum("<svg" in h for h in html) == 2  # the roofline and the ATT capture show their plots inline
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["isa", str(DATA / "codeobj" / "mm_gfx942.hsaco"), str(DATA / "codeobj" / "add_gfx1201.hsaco")],
+        ["diff", str(TRACE), str(DATA / "kineto" / "h100_transformer_compile.json.gz")],
+        ["classify", "nvjet_tst_192x8_64x8_4x1_v_bz_TNT", "_ZN5aiter19fmha_fwd_hd128_bf16E"],
+    ],
+    ids=["isa", "diff", "classify"],
+)
+def test_parquet_wherever_csv(argv: list[str], tmp_path: Path) -> None:
+    """--parquet -o F holds the CSV's columns and rows, typed."""
+    import csv
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    run = [sys.executable, "-m", "kernelscope", *argv]
+    text = subprocess.run([*run, "--csv"], capture_output=True, text=True, check=True, timeout=300).stdout
+    header, *rows = list(csv.reader(text.splitlines()))
+    out = tmp_path / "t.parquet"
+    subprocess.run([*run, "--parquet", "-o", str(out)], capture_output=True, text=True, check=True, timeout=300)
+    table = pq.read_table(out)
+    assert table.column_names == header and table.num_rows == len(rows) > 0
+    first = table.column(header[0]).to_pylist()
+    assert [str(v) if v is not None else "" for v in first] == [r[0] for r in rows]

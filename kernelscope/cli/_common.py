@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -17,6 +17,7 @@ from kernelscope.errors import KernelscopeError
 from kernelscope.presenters.base import Presenter, by_extension, render_json
 
 P = ParamSpec("P")
+Parquet = Annotated[bool, typer.Option("--parquet", help="Parquet (needs -o FILE).")]
 R = TypeVar("R")
 
 out = Console(soft_wrap=False)

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import emit, guarded, out, pick
+from kernelscope.cli._common import Parquet, emit, guarded, out, pick
 from kernelscope.presenters.identity import PRESENTERS, rich_renderable
 
 
@@ -21,10 +21,11 @@ def classify(
     json: Annotated[bool, typer.Option("--json", help="JSON array, schema kernelscope.classify.v1.")] = False,
     csv: Annotated[bool, typer.Option("--csv", help="CSV.")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="Markdown.")] = False,
+    parquet: Parquet = False,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to FILE.")] = None,
 ) -> None:
     """Name kernels: kind (library/compiler), category, dtype, tile, MMA, layout, function, vendor."""
-    presenter = pick({"json": json, "csv": csv, "markdown": markdown}, output, PRESENTERS)
+    presenter = pick({"json": json, "csv": csv, "markdown": markdown, "parquet": parquet}, output, PRESENTERS)
     idents = api.classify_names(names or [], file)
     if presenter is None:
         out.print(rich_renderable(idents, width=out.width))

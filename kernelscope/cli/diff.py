@@ -8,7 +8,7 @@ from typing import Annotated, Optional, cast, get_args
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import either, emit, guarded, out, pick
+from kernelscope.cli._common import Parquet, either, emit, guarded, out, pick
 from kernelscope.errors import InputError
 from kernelscope.model.gap import GroupBy
 from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
@@ -35,6 +35,7 @@ def diff(
     json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.diff.v1.")] = False,
     csv: Annotated[bool, typer.Option("--csv", help="CSV of the kernel rows.")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="Markdown.")] = False,
+    parquet: Parquet = False,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to FILE.")] = None,
 ) -> None:
     """Compare profile B against baseline A: added/removed kernels, deltas, significance, totals."""
@@ -46,7 +47,7 @@ def diff(
         a, b = [traces[0]], [traces[1]]
     if group_by not in get_args(GroupBy):
         raise InputError(f"--group-by {group_by!r}: choose {either(get_args(GroupBy))}")
-    presenter = pick({"json": json, "csv": csv, "markdown": markdown}, output, PRESENTERS)
+    presenter = pick({"json": json, "csv": csv, "markdown": markdown, "parquet": parquet}, output, PRESENTERS)
     result = api.diff(
         a or [],
         b or [],

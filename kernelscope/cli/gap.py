@@ -8,7 +8,7 @@ from typing import Annotated, Optional, cast, get_args
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import either, emit, guarded, out, pick, progress_bar
+from kernelscope.cli._common import Parquet, either, emit, guarded, out, pick, progress_bar
 from kernelscope.model.gap import GroupBy
 from kernelscope.presenters.gap import PRESENTERS, rich_renderable
 
@@ -35,7 +35,7 @@ def gap(
     json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.gap.v1.")] = False,
     csv: Annotated[bool, typer.Option("--csv", help="CSV; leading columns are Magpie's.")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="Markdown.")] = False,
-    parquet: Annotated[bool, typer.Option("--parquet", help="Parquet (needs -o FILE).")] = False,
+    parquet: Parquet = False,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to FILE.")] = None,
 ) -> None:
     """Rank kernels by GPU time: calls, total/avg/median/min/max/std, share, busy/idle/wall totals."""

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import emit, guarded, out, pick
+from kernelscope.cli._common import Parquet, emit, guarded, out, pick
 from kernelscope.presenters.isa import PRESENTERS, rich_renderable
 
 
@@ -33,10 +33,11 @@ def isa(
     json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.isa.v1.")] = False,
     csv: Annotated[bool, typer.Option("--csv", help="CSV.")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="Markdown.")] = False,
+    parquet: Parquet = False,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to FILE.")] = None,
 ) -> None:
     """Registers, spills, LDS/shared memory, scratch, instruction mix and occupancy of each kernel."""
-    presenter = pick({"json": json, "csv": csv, "markdown": markdown}, output, PRESENTERS)
+    presenter = pick({"json": json, "csv": csv, "markdown": markdown, "parquet": parquet}, output, PRESENTERS)
     objs = api.isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
     if presenter is None:
         out.print(rich_renderable(objs))

@@ -9,7 +9,7 @@ from typing import Annotated, Optional, TypeVar, get_args
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import either, emit, err, guarded, out, pick
+from kernelscope.cli._common import Parquet, either, emit, err, guarded, out, pick
 from kernelscope.errors import InputError
 from kernelscope.loop.taskmd import render
 from kernelscope.model.task import Direction
@@ -168,10 +168,11 @@ def ledger(
     json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.ledger-view.v1.")] = False,
     csv: Annotated[bool, typer.Option("--csv", help="CSV of the records.")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="Markdown.")] = False,
+    parquet: Parquet = False,
     output: Output = None,
 ) -> None:
     """List the workspace's evals, filtered, with a per-task summary (evals, best speedup, last status)."""
-    presenter = pick({"json": json, "csv": csv, "markdown": markdown}, output, LEDGER_PRESENTERS)
+    presenter = pick({"json": json, "csv": csv, "markdown": markdown, "parquet": parquet}, output, LEDGER_PRESENTERS)
     view = api.ledger(workspace=workspace, task=task, status=status, since=since)
     if presenter is None:
         out.print(ledger_renderable(view))

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import emit, guarded, out, pick, progress_bar
+from kernelscope.cli._common import Parquet, emit, guarded, out, pick, progress_bar
 from kernelscope.presenters.sources import FIND_PRESENTERS, INDEX_PRESENTERS, find_renderable, index_renderable
 from kernelscope.sources.index import Progress as IndexProgress
 
@@ -55,10 +55,11 @@ def find(
     json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.find.v1.")] = False,
     csv: Annotated[bool, typer.Option("--csv", help="CSV.")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="Markdown.")] = False,
+    parquet: Parquet = False,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to FILE.")] = None,
 ) -> None:
     """Find each kernel's source: resolved | ambiguous | no_source | not_found, URL, tests to run."""
-    presenter = pick({"json": json, "csv": csv, "markdown": markdown}, output, FIND_PRESENTERS)
+    presenter = pick({"json": json, "csv": csv, "markdown": markdown, "parquet": parquet}, output, FIND_PRESENTERS)
     with _indexing_bar("indexing") as progress:
         matches = api.locate_sources(names or [], file=file, repos=repo or (), db=db, progress=progress)
     if presenter is None:

@@ -17,6 +17,7 @@ from kernelscope.presenters.base import (
     render_csv,
     render_json,
     render_markdown,
+    render_parquet,
     rich_table,
 )
 
@@ -178,5 +179,6 @@ def _ci(low: float | None, high: float | None) -> str:
 PRESENTERS: dict[str, Presenter] = {
     "json": Presenter("json", ".json", False, render_json),
     "csv": Presenter("csv", ".csv", False, lambda r: render_csv([kernels_table(r)])),
+    "parquet": Presenter("parquet", ".parquet", True, lambda r: render_parquet([kernels_table(r)])),
     "markdown": Presenter("markdown", ".md", False, lambda r: render_markdown([totals_table(r), kernels_table(r)])),
 }

@@ -8,7 +8,16 @@ from rich.console import Group
 from rich.text import Text
 
 from kernelscope.model.task import EvalResult, LedgerRecord, LedgerView, Side
-from kernelscope.presenters.base import Column, Presenter, Table, render_csv, render_json, render_markdown, rich_table
+from kernelscope.presenters.base import (
+    Column,
+    Presenter,
+    Table,
+    render_csv,
+    render_json,
+    render_markdown,
+    render_parquet,
+    rich_table,
+)
 
 STYLE = {"improved": "bold green", "regressed": "bold red", "neutral": "bold", "unstable": "bold yellow"}
 
@@ -119,5 +128,6 @@ EVAL_PRESENTERS: dict[str, Presenter] = {"json": Presenter("json", ".json", Fals
 LEDGER_PRESENTERS: dict[str, Presenter] = {
     "json": Presenter("json", ".json", False, render_json),
     "csv": Presenter("csv", ".csv", False, lambda v: render_csv([records_table(v)])),
+    "parquet": Presenter("parquet", ".parquet", True, lambda v: render_parquet([records_table(v)])),
     "markdown": Presenter("markdown", ".md", False, lambda v: render_markdown([summary_table(v), records_table(v)])),
 }

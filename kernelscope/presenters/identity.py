@@ -9,7 +9,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from kernelscope.model.identity import KernelIdentity
-from kernelscope.presenters.base import Column, Presenter, Table, fmt, render_csv, render_markdown
+from kernelscope.presenters.base import Column, Presenter, Table, fmt, render_csv, render_markdown, render_parquet
 from kernelscope.presenters.base import render_json as base_render_json
 
 CLASSIFY_SCHEMA = "kernelscope.classify.v1"
@@ -57,5 +57,6 @@ def rich_renderable(idents: Sequence[KernelIdentity], width: int = 200) -> RichT
 PRESENTERS: dict[str, Presenter] = {
     "json": Presenter("json", ".json", False, render_json),
     "csv": Presenter("csv", ".csv", False, lambda r: render_csv([table(r)])),
+    "parquet": Presenter("parquet", ".parquet", True, lambda r: render_parquet([table(r)])),
     "markdown": Presenter("markdown", ".md", False, lambda r: render_markdown([table(r)])),
 }

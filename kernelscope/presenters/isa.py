@@ -9,7 +9,16 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from kernelscope.model.codeobj import CodeObject, CodeObjects, KernelCode
-from kernelscope.presenters.base import Column, Presenter, Table, render_csv, render_json, render_markdown, rich_table
+from kernelscope.presenters.base import (
+    Column,
+    Presenter,
+    Table,
+    render_csv,
+    render_json,
+    render_markdown,
+    render_parquet,
+    rich_table,
+)
 
 AMD_COLUMNS = [
     Column("name", "Kernel", justify="left"),
@@ -89,5 +98,6 @@ def _flat(objs: Sequence[CodeObject]) -> list[Table]:
 PRESENTERS: dict[str, Presenter] = {
     "json": Presenter("json", ".json", False, _json),
     "csv": Presenter("csv", ".csv", False, lambda o: render_csv(_flat(o))),
+    "parquet": Presenter("parquet", ".parquet", True, lambda o: render_parquet(_flat(o))),
     "markdown": Presenter("markdown", ".md", False, lambda o: render_markdown(_flat(o))),
 }

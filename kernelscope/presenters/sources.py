@@ -10,7 +10,16 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from kernelscope.model.source import SourceMatch, SourceMatches
-from kernelscope.presenters.base import Column, Presenter, Table, render_csv, render_json, render_markdown, rich_table
+from kernelscope.presenters.base import (
+    Column,
+    Presenter,
+    Table,
+    render_csv,
+    render_json,
+    render_markdown,
+    render_parquet,
+    rich_table,
+)
 from kernelscope.sources.index import RepoIndex, RepoSummary
 
 INDEX_COLUMNS = [
@@ -80,5 +89,6 @@ INDEX_PRESENTERS: dict[str, Presenter] = {
 FIND_PRESENTERS: dict[str, Presenter] = {
     "json": Presenter("json", ".json", False, lambda m: render_json(SourceMatches(kernels=list(m)))),
     "csv": Presenter("csv", ".csv", False, lambda m: render_csv([find_table(m)])),
+    "parquet": Presenter("parquet", ".parquet", True, lambda m: render_parquet([find_table(m)])),
     "markdown": Presenter("markdown", ".md", False, lambda m: render_markdown([find_table(m)])),
 }
