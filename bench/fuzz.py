@@ -923,7 +923,7 @@ def main(argv: list[str] | None = None) -> int:
     def progress(r: dict[str, Any]) -> None:
         done[r["cls"]] += 1
         n = sum(done.values())
-        if not args.json and (n % 500 == 0 or n == total):
+        if n % 500 == 0 or n == total:
             print(f"  {n}/{total} {dict(done)} {time.monotonic() - t0:.0f} s", file=sys.stderr, flush=True)
 
     with tempfile.TemporaryDirectory(prefix="kscope-fuzz-") as tmp:
