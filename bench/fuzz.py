@@ -171,7 +171,8 @@ def swap_lines(data: bytes, rng: Random) -> bytes:
         return data + b"\n" + data[:32]
     i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
     lines[i], lines[j] = lines[j], lines[i]
-    return b"\n".join(lines)
+    out = b"\n".join(lines)
+    return out if out != data else data + b"\n" + lines[0]  # two equal lines swapped: repeat one instead
 
 
 SQL_VALUES: list[object] = [
@@ -202,23 +203,27 @@ def sql_value(data: bytes, rng: Random) -> bytes:
         try:
             tables = sorted(r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'"))
             tables = [t for t in tables if not t.startswith("sqlite_")]
-            for _ in range(4):
+            for _ in range(12):  # until one update changes a cell (a constraint may refuse a value)
                 t = rng.choice(tables)
                 cols = [r[1] for r in con.execute(f'PRAGMA table_info("{t}")')]
                 rows = [r[0] for r in con.execute(f'SELECT rowid FROM "{t}" ORDER BY rowid LIMIT 200')]
-                if cols and rows:
-                    c, row, v = rng.choice(cols), rng.choice(rows), rng.choice(SQL_VALUES)
-                    if isinstance(v, int) and v > 2**63 - 1:
-                        v = str(v)
-                    with contextlib.suppress(sqlite3.Error):
-                        con.execute(f'UPDATE "{t}" SET "{c}" = ? WHERE rowid = ?', (v, row))
+                if not (cols and rows):
+                    continue
+                c, row, v = rng.choice(cols), rng.choice(rows), rng.choice(SQL_VALUES)
+                if isinstance(v, int) and v > 2**63 - 1:
+                    v = str(v)
+                before = con.total_changes
+                with contextlib.suppress(sqlite3.Error):
+                    con.execute(f'UPDATE "{t}" SET "{c}" = ? WHERE rowid = ? AND "{c}" IS NOT ?', (v, row, v))
+                if con.total_changes > before:
                     break
             con.commit()
         except sqlite3.Error:
             return bitflip(data, rng)
         finally:
             con.close()
-        return db.read_bytes()
+        out = db.read_bytes()
+        return out if out != data else bitflip(data, rng)
 
 
 Mutator = Callable[[bytes, Random], bytes]
@@ -445,6 +450,7 @@ def _mutate(data: bytes, rng: Random, pool: list[tuple[str, Mutator]], names: li
 
 def make_input(target: Target, seeds: dict[str, list[Path]], seed: int, index: int, where: Path) -> tuple[Path, str]:
     """Write input ``index`` of ``target`` under the empty folder ``where``; its path and a description."""
+    where.mkdir(parents=True, exist_ok=True)
     rng = Random(f"{seed}/{target.name}/{index}")
     src = rng.choice(seeds[target.seeds])
     names: list[str] = []
@@ -555,7 +561,7 @@ def suspicious(result: Any, limit: int = 200_000) -> str | None:
 
 
 def _place(exc: BaseException) -> tuple[str, str]:
-    """The innermost ``kernelscope/`` frame (file:line) and the innermost frame overall."""
+    """The innermost ``kernelscope/`` frame (file:line; the innermost frame if none is ours) and the innermost frame."""
     frames = traceback.extract_tb(exc.__traceback__)
     ours = [f for f in frames if "/kernelscope/" in f.filename and "/bench/" not in f.filename]
 
@@ -564,7 +570,9 @@ def _place(exc: BaseException) -> tuple[str, str]:
         p = p[p.rindex("/kernelscope/") + 1 :] if "/kernelscope/" in p else Path(p).name
         return f"{p}:{f.lineno}"
 
-    return (fmt(ours[-1]) if ours else "(outside kernelscope)"), (fmt(frames[-1]) if frames else "?")
+    if not frames:
+        return "?", "?"
+    return fmt(ours[-1] if ours else frames[-1]), fmt(frames[-1])
 
 
 def classify(call: Callable[[Path], Any], path: Path) -> dict[str, Any]:
@@ -589,7 +597,11 @@ def classify(call: Callable[[Path], Any], path: Path) -> dict[str, Any]:
 def _worker(conn: Connection, seeds: dict[str, list[Path]], scratch: str) -> None:
     os.setsid()  # a process group of its own: a timeout kills an external disassembler too
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    boss = os.getppid()
     while True:
+        while not conn.poll(1.0):
+            if os.getppid() != boss:  # the harness died: inherited pipe ends would keep recv() waiting
+                return
         job = conn.recv()
         if job is None:
             return
