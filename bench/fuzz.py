@@ -218,7 +218,7 @@ def sql_value(data: bytes, rng: Random) -> bytes:
                 if con.total_changes > before:
                     break
             con.commit()
-        except sqlite3.Error:
+        except (sqlite3.Error, ValueError):  # a malformed file (a stacked mutation): names that do not decode
             return bitflip(data, rng)
         finally:
             con.close()
@@ -508,7 +508,8 @@ def make_input(target: Target, seeds: dict[str, list[Path]], seed: int, index: i
 
 
 # ----------------------------------------------------------------------------------------- classifying
-_TIME_NAME = re.compile(r"time|dur|_ns|_us|ns$|us$|(^|_)(start|end|begin|total)|total|elapsed|latency|cycles", re.I)
+# names of times, durations and totals: `duration_ns`, `ts`, `max_us`, `start`, `end_ns`, `total` (not `status`)
+_TIME_NAME = re.compile(r"time|dur|_ns(_|$)|_us(_|$)|_ms(_|$)|^ts$|(^|_)(start|end|begin|total|latency)(_|$)", re.I)
 
 
 def suspicious(result: Any, limit: int = 200_000) -> str | None:
@@ -792,7 +793,10 @@ def summarize(results: list[dict[str, Any]], targets: list[Target]) -> dict[str,
         p["targets"] = dict(p["targets"])
     susp = [f"{r['target']}#{r['index']} {r['input']}: {r['where']}" for r in results if r["cls"] == "suspicious"]
     hangs = [f"{r['target']}#{r['index']} {r['input']}" for r in results if r["cls"] == "hang"]
-    return {"table": table, "others": others, "suspicious": susp, "hangs": hangs}
+    multiline = [
+        f"{r['target']}#{r['index']} {r['input']}: {r['error'][:100]!r}" for r in results if r.get("multiline")
+    ]
+    return {"table": table, "others": others, "suspicious": susp, "hangs": hangs, "multiline": multiline}
 
 
 def _md_table(summary: dict[str, Any]) -> list[str]:
@@ -856,6 +860,8 @@ def report_lines(
         lines.append("")
     if summary["hangs"]:
         lines += ["Hangs: " + "; ".join(summary["hangs"][:20]), ""]
+    if summary["multiline"]:
+        lines += ["Multi-line clean errors: " + "; ".join(summary["multiline"][:10]), ""]
     if summary["suspicious"]:
         by_target = Counter(s.split("#")[0] for s in summary["suspicious"])
         lines += [
@@ -903,7 +909,7 @@ def run_fuzz(
     finally:
         pool.close()
     for r in results:  # a hang's input is described again here, deterministically
-        if r["input"] == "?" and r["cls"] == "hang":
+        if r["input"] == "?" and (r["cls"] == "hang" or r.get("type") == "WorkerDied"):
             r["input"] = describe(BY_NAME[r["target"]], seeds, seed, r["index"])
     return results
 
