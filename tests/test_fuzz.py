@@ -22,7 +22,7 @@ import pytest
 from kernelscope.errors import FormatError
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
-CI_PER_TARGET = int(os.environ.get("KSCOPE_FUZZ_N", "40"))
+CI_PER_TARGET = int(os.environ.get("KSCOPE_FUZZ_N", "80"))
 
 
 def _load() -> ModuleType:
