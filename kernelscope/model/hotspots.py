@@ -1,9 +1,9 @@
 """Where a kernel stalls, whichever tool measured it: hot instructions and source lines (``kscope att``, ``ncu``).
 
-One type each for ATT (cycles per instruction, summed over the traced waves) and Nsight Compute (warp PC samples per
-instruction). A field only one tool measures is ``UNSET`` for the other and so absent from its JSON; field order
-follows both schemas (``kernelscope.att.v1``, ``kernelscope.ncu.v1``). ``source`` is the ``"file:line"`` text the
-JSON shows, ``location`` the same as a ``SourceLocation``.
+Each is one type for both ATT (cycles per instruction, summed over the traced waves) and Nsight Compute (warp PC
+samples per instruction). A field only one tool measures is ``UNSET`` for the other and so absent from its JSON;
+field order follows both schemas (``kernelscope.att.v1``, ``kernelscope.ncu.v1``). ``source`` is the
+``"file:line"`` text the JSON shows, ``location`` the same as a ``SourceLocation``.
 """
 
 from __future__ import annotations
