@@ -21,6 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from kernelscope import api
@@ -199,6 +200,17 @@ def test_source_lines_aggregate_their_instructions(folder: Path) -> None:
     for s in r.source_lines:
         assert [s.instructions, s.hits, s.latency_cycles, s.stall_cycles] == want[s.source]
     assert [s.stall_cycles for s in r.source_lines] == sorted((w[3] for w in want.values()), reverse=True)
+
+
+def test_hotspots_and_lines_hold_att_fields_only_in_schema_order() -> None:
+    """ATT and ncu share Hotspot, ContextInstruction and SourceLine; ATT's JSON has none of ncu's fields."""
+    r = _result(CAPTURES[0])
+    hot, line = msgspec.to_builtins(r.hotspots[0]), msgspec.to_builtins(r.source_lines[0])
+    assert list(hot) == ["address", "code_object", "line", "instruction", "stall_class", "stall_cycles",
+                         "latency_cycles", "idle_cycles", "hits", "stall_share", "source", "context"]  # fmt: skip
+    assert list(hot["context"][0]) == ["address", "instruction", "stall_cycles", "hits", "hot"]
+    assert list(line) == ["source", "instructions", "hits", "latency_cycles", "stall_cycles", "idle_cycles",
+                          "stall_share", "top_class"]  # fmt: skip
 
 
 def _truth_class(isa: str, deps: set[int], rows: dict[int, list[Any]]) -> str:

@@ -17,11 +17,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from kernelscope.analyses.ncu import UNATTRIBUTED, summarize
 from kernelscope.errors import FormatError, InputError
-from kernelscope.model.ncu import NcuSource
+from kernelscope.model.ncu import NcuKernelSource, NcuSource, SassInstruction
+from kernelscope.model.source import SourceLocation
 from kernelscope.readers import ncu_rep, ncu_source, ncu_source_csv
 
 DATA = Path(__file__).parent / "data" / "ncu"
@@ -218,6 +220,20 @@ def test_source_lines_aggregate_the_instructions() -> None:
     ]  # fmt: skip
     assert mm.lines[0].text is not None and "tl.dot(" in mm.lines[0].text
     assert mm.lines[1].text == "for k in range(0, K, BK):"
+
+
+def test_hotspots_and_lines_hold_ncu_fields_only_in_schema_order() -> None:
+    """ATT and ncu share Hotspot, ContextInstruction and SourceLine; ncu's JSON has none of ATT's fields."""
+    inst = SassInstruction(address=16, sass="EXIT", samples=3, reasons={"wait": 3}, source=SourceLocation("k.py", 7))
+    kernel = NcuKernelSource(index=0, name="k", function_start=0, instructions=[inst], has_counters=True)
+    k = summarize(NcuSource(path="k.ncu-rep", format="ncu-rep", kernels=[kernel])).kernels[0]
+    hot, line = msgspec.to_builtins(k.hotspots[0]), msgspec.to_builtins(k.lines[0])
+    assert list(hot) == ["address", "offset", "instruction", "stall_samples", "pct", "not_issued", "reasons",
+                         "executed", "thread_executed", "source", "source_text", "context"]  # fmt: skip
+    assert list(hot["context"][0]) == ["address", "offset", "instruction", "stall_samples"]
+    assert list(line) == ["source", "file", "line", "text", "stall_samples", "pct", "reasons", "executed",
+                          "instructions"]  # fmt: skip
+    assert k.lines[0].location == SourceLocation("k.py", 7) and hot["source"] == line["source"] == "k.py:7"
 
 
 def test_csv_input_says_what_it_lacks() -> None:

@@ -26,23 +26,21 @@ from kernelscope.codeobj.amd_classes import STALL_CLASS, amd_class
 from kernelscope.model.att import (
     STATES,
     AttCapture,
+    AttKernel,
     AttResult,
     AttWave,
     CodeTable,
     CombinedWaits,
-    ContextLine,
     CrossCheck,
-    Hotspot,
     Int64s,
-    KernelSummary,
     Mismatch,
     OccupancyEvent,
     Registers,
-    SourceLine,
     StateSeries,
     StateTimeline,
 )
 from kernelscope.model.codeobj import KernelCode
+from kernelscope.model.hotspots import ContextInstruction, Hotspot, SourceLine
 
 STALL_CLASSES = (
     "vmem_wait",
@@ -407,7 +405,7 @@ def _hotspots(t: _Insts, top: int, context: int, total: int) -> list[Hotspot]:
                 stall_share=_share(int(t.stall[i]), total),
                 source=t.source[i] or None,
                 context=[
-                    ContextLine(
+                    ContextInstruction(
                         address=int(t.address[j]),
                         instruction=t.isa[j],
                         stall_cycles=int(t.stall[j]),
@@ -456,7 +454,7 @@ def _kernels(
     gfxip: int | None,
     arch: str | None,
     measured: dict[str, int],
-) -> list[KernelSummary]:
+) -> list[AttKernel]:
     """One summary per kernel: a ``; name`` label and the rows after it in line order (the decoder numbers
     each kernel's instructions consecutively after its label); rows before any label go by code object."""
     order = np.argsort(c.line, kind="stable")
@@ -472,7 +470,7 @@ def _kernels(
             idx = rows[c.code_object[rows] == obj]
             kname = name or f"code object {obj}"
             out.append(
-                KernelSummary(
+                AttKernel(
                     name=kname,
                     code_object=int(obj),
                     instructions=len(idx),

@@ -19,11 +19,9 @@ import msgspec
 from kernelscope import readers
 from kernelscope.errors import InputError
 from kernelscope.model import KernelLaunch
+from kernelscope.model.hotspots import ContextInstruction, Hotspot, SourceLine
 from kernelscope.model.ncu import (
-    ContextInstruction,
-    Hotspot,
     KernelSummary,
-    LineStat,
     NcuKernelSource,
     NcuResult,
     NcuSource,
@@ -31,6 +29,7 @@ from kernelscope.model.ncu import (
     StallShare,
     stall_label,
 )
+from kernelscope.model.source import SourceLocation
 from kernelscope.readers import _ncu
 
 UNATTRIBUTED = "unattributed"
@@ -106,32 +105,30 @@ def _line_text(k: NcuKernelSource, file: str, line: int) -> str | None:
     return lines[line - 1].strip() if lines and 0 < line <= len(lines) else None
 
 
-def _lines(k: NcuKernelSource, total: int, top: int) -> list[LineStat]:
-    by_line: dict[tuple[str, int], list[SassInstruction]] = {}
+def _lines(k: NcuKernelSource, total: int, top: int) -> list[SourceLine]:
+    by_line: dict[SourceLocation, list[SassInstruction]] = {}
     for i in k.instructions:
         if i.source is not None:
-            by_line.setdefault((i.source.file, i.source.line), []).append(i)
+            by_line.setdefault(i.source, []).append(i)
     stats = []
-    for (file, line), insts in by_line.items():
-        samples = sum(i.samples for i in insts)
+    for loc, insts in by_line.items():
+        samples, executed = sum(i.samples for i in insts), _total(i.executed for i in insts)
         reasons: Counter[str] = Counter()
         for i in insts:
             reasons.update(i.reasons)
-        stats.append(
-            LineStat(
-                source=f"{file}:{line}",
-                file=file,
-                line=line,
-                text=_line_text(k, file, line),
-                stall_samples=samples,
-                pct=_pct(samples, total),
-                reasons=_ranked(reasons),
-                executed=_total(i.executed for i in insts),
-                instructions=len(insts),
-            )
+        line = SourceLine(
+            source=str(loc),
+            file=loc.file,
+            line=loc.line,
+            text=_line_text(k, loc.file, loc.line),
+            stall_samples=samples,
+            pct=_pct(samples, total),
+            reasons=_ranked(reasons),
+            executed=executed,
+            instructions=len(insts),
         )
-    stats.sort(key=lambda s: (-s.stall_samples, -(s.executed or 0), s.file, s.line))
-    return stats[:top]
+        stats.append(((-samples, -(executed or 0), loc.file, loc.line), line))
+    return [line for _, line in sorted(stats, key=lambda ks: ks[0])[:top]]
 
 
 def _notes(k: NcuKernelSource, fmt: str, total: int | None, breakdown: list[StallShare]) -> list[str]:

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kernelscope.model.frames import Tabular, flat, uniform
-from kernelscope.model.source import SourceLocation
+from kernelscope.model.hotspots import Hotspot, SourceLine
 
 ATT_SCHEMA = "kernelscope.att.v1"
 
@@ -123,44 +123,6 @@ class AttCapture:
 # --- analysis results: kernelscope.att.v1 --------------------------------------------------------
 
 
-class ContextLine(msgspec.Struct, kw_only=True):
-    address: int
-    instruction: str
-    stall_cycles: int
-    hits: int
-    hot: bool = False  # the hotspot itself
-
-
-class Hotspot(msgspec.Struct, kw_only=True):
-    address: int  # Vaddr as in code.json
-    code_object: int
-    line: int
-    instruction: str
-    stall_class: str
-    stall_cycles: int
-    latency_cycles: int
-    idle_cycles: int
-    hits: int
-    stall_share: float  # percent of the capture's stall cycles
-    source: str | None
-    context: list[ContextLine] = msgspec.field(default_factory=list)
-
-
-class SourceLine(msgspec.Struct, kw_only=True):
-    source: str | None  # None: instructions without line info
-    instructions: int
-    hits: int
-    latency_cycles: int
-    stall_cycles: int
-    idle_cycles: int
-    stall_share: float
-    top_class: str | None  # the stall class with most of this line's stall cycles
-
-    @property
-    def location(self) -> SourceLocation | None:
-        return SourceLocation.parse(self.source)
-
-
 class CombinedWaits(msgspec.Struct, kw_only=True):
     """Waits on VMEM and LDS/SMEM counters at once, and where their stall cycles went (docs/att.md)."""
 
@@ -219,7 +181,7 @@ class Registers(msgspec.Struct, kw_only=True):
     max_waves_per_simd: int | None  # the architecture's cap
 
 
-class KernelSummary(msgspec.Struct, kw_only=True):
+class AttKernel(msgspec.Struct, kw_only=True):
     """One kernel of the capture (code.json's ``; <name>`` label and the instructions after it)."""
 
     name: str
@@ -234,7 +196,7 @@ class KernelSummary(msgspec.Struct, kw_only=True):
 class AttResult(msgspec.Struct, kw_only=True):
     path: str
     gfxip: int | None
-    kernels: list[KernelSummary]
+    kernels: list[AttKernel]
     instructions: int
     waves: int | None  # traced waves (wave files); None when they were not read (--code-only)
     hits: int

@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from kernelscope.model.frames import Tabular, flat, uniform
+from kernelscope.model.hotspots import Hotspot, SourceLine
 from kernelscope.model.source import SourceLocation
 
 # ncu's stall reason (the suffix of smsp__pcsamp_warps_issue_stalled_<reason>) -> (short label, meaning).
@@ -120,44 +121,6 @@ class StallShare(msgspec.Struct, kw_only=True):
     not_issued: int
 
 
-class ContextInstruction(msgspec.Struct, kw_only=True):
-    address: int
-    offset: int | None  # bytes from the kernel's first instruction
-    instruction: str
-    stall_samples: int
-
-
-class Hotspot(msgspec.Struct, kw_only=True):
-    address: int
-    offset: int | None
-    instruction: str
-    stall_samples: int
-    pct: float
-    not_issued: int
-    reasons: dict[str, int]  # most samples first
-    executed: int | None  # warp-level instructions executed
-    thread_executed: int | None
-    source: str | None  # "file:line"; null without a line table
-    source_text: str | None  # the line itself, where the source was imported
-    context: list[ContextInstruction]  # the instructions before and after, in address order, itself included
-
-
-class LineStat(msgspec.Struct, kw_only=True):
-    source: str  # "file:line"
-    file: str
-    line: int
-    text: str | None
-    stall_samples: int
-    pct: float
-    reasons: dict[str, int]
-    executed: int | None
-    instructions: int  # SASS instructions attributed to the line
-
-    @property
-    def location(self) -> SourceLocation:
-        return SourceLocation(self.file, self.line)
-
-
 class KernelSummary(msgspec.Struct, kw_only=True):
     index: int
     name: str
@@ -170,7 +133,7 @@ class KernelSummary(msgspec.Struct, kw_only=True):
     instructions: int
     stall_breakdown: list[StallShare]
     hotspots: list[Hotspot]
-    lines: list[LineStat]  # empty when the input has no line table (see notes)
+    lines: list[SourceLine]  # empty when the input has no line table (see notes)
     notes: list[str]
 
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import PurePath
 
+from msgspec import UnsetType
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from kernelscope.model.att import STATES, AttReport, AttResult, Hotspot
+from kernelscope.model.att import STATES, AttReport, AttResult
+from kernelscope.model.hotspots import Hotspot
 from kernelscope.model.source import SourceLocation
 from kernelscope.presenters.base import Column, Presenter, Table, render_json, render_markdown, rich_table
 
@@ -21,8 +23,8 @@ SPARK_WIDTH = 60
 CONTEXT_SHOWN = 3  # hotspots whose disassembly the terminal view prints
 
 
-def _n(v: int | None) -> str | None:
-    return None if v is None else f"{v:,}"
+def _n(v: int | UnsetType | None) -> str | None:
+    return f"{v:,}" if isinstance(v, int) else None
 
 
 def _bar(pct: float) -> str:

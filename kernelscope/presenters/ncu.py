@@ -6,7 +6,8 @@ from msgspec.structs import asdict
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from kernelscope.model.ncu import Hotspot, KernelSummary, NcuResult
+from kernelscope.model.hotspots import Hotspot, SourceLine
+from kernelscope.model.ncu import KernelSummary, NcuResult
 from kernelscope.presenters.base import Column, Presenter, Table, render_json, render_markdown, rich_table
 
 TOP_REASONS = 3  # reasons named per hotspot/line row; the JSON has them all
@@ -63,8 +64,8 @@ def summary(k: KernelSummary) -> list[tuple[str, str]]:
     return out
 
 
-def _reasons(reasons: dict[str, int]) -> str:
-    return ", ".join(f"{r} {n}" for r, n in list(reasons.items())[:TOP_REASONS])
+def _reasons(x: Hotspot | SourceLine) -> str:
+    return ", ".join(f"{r} {n}" for r, n in list((x.reasons or {}).items())[:TOP_REASONS])
 
 
 def _sass(h: Hotspot, sep: str) -> str:
@@ -80,12 +81,12 @@ def tables(k: KernelSummary, sep: str = "\n") -> list[Table]:
     hot = [
         {**{f: getattr(h, f) for f in ("stall_samples", "pct", "executed", "source")}, "rank": n,
          "address": f"{h.address:#x}", "offset": None if h.offset is None else f"+{h.offset:#x}",
-         "reasons": _reasons(h.reasons), "sass": _sass(h, sep)}
+         "reasons": _reasons(h), "sass": _sass(h, sep)}
         for n, h in enumerate(k.hotspots, 1)
     ]  # fmt: skip
     lines = [
         {**{f: getattr(s, f) for f in ("source", "stall_samples", "pct", "executed", "instructions", "text")},
-         "reasons": _reasons(s.reasons)}
+         "reasons": _reasons(s)}
         for s in k.lines
     ]  # fmt: skip
     return [

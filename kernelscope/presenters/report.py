@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from kernelscope.model.att import AttResult
+from kernelscope.model.hotspots import Hotspot, top_reason
 from kernelscope.model.ncu import NcuResult
 from kernelscope.model.report import Report
 from kernelscope.presenters import plots
@@ -150,46 +151,31 @@ def _shape(shape: dict[str, Any]) -> str:
     return " ".join(f"{k}={'x'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in shape.items())
 
 
-def _ncu_tables(r: Report) -> list[Table]:
-    if r.ncu is None:
-        return []
-    cols = [
-        Column("address", "Address", justify="left"),
-        Column("instruction", "Instruction", justify="left"),
+# what each tool measured per hotspot, shown between the instruction and its source
+_HOT_MEASURES = {
+    "Nsight Compute": [
         Column("stall_samples", "Stall samples"),
         Column("pct", "%", 1),
         Column("top_reason", "Top reason", justify="left"),
-        Column("source", "Source", justify="left"),
-    ]
-    out = []
-    for k in r.ncu.kernels:
-        rows = [
-            {**msgspec_row(h), "address": f"{h.address:#x}", "top_reason": next(iter(h.reasons), None)}
-            for h in k.hotspots
-        ]
-        out.append(Table(f"Nsight Compute hotspots: {k.name}", cols, rows, notes=k.notes))
-    return out
-
-
-def _att_tables(r: Report) -> list[Table]:
-    cols = [
-        Column("address", "Address", justify="left"),
-        Column("instruction", "Instruction", justify="left"),
+    ],
+    "ATT": [
         Column("stall_class", "Class", justify="left"),
         Column("stall_cycles", "Stall cycles"),
         Column("stall_share", "% stall", 1),
         Column("hits", "Hits"),
+    ],
+}
+
+
+def _hotspot_table(tool: str, of: str, hotspots: list[Hotspot], notes: list[str]) -> Table:
+    cols = [
+        Column("address", "Address", justify="left"),
+        Column("instruction", "Instruction", justify="left"),
+        *_HOT_MEASURES[tool],
         Column("source", "Source", justify="left"),
     ]
-    return [
-        Table(
-            f"ATT hotspots: {a.path}",
-            cols,
-            [{**msgspec_row(h), "address": f"{h.address:#x}"} for h in a.hotspots],
-            notes=a.notes,
-        )
-        for a in r.att
-    ]
+    rows = [{**msgspec_row(h), "address": f"{h.address:#x}", "top_reason": top_reason(h)[0] or None} for h in hotspots]
+    return Table(f"{tool} hotspots: {of}", cols, rows, notes=notes)
 
 
 def tables(r: Report) -> list[Table]:
@@ -198,8 +184,8 @@ def tables(r: Report) -> list[Table]:
         _gap_table(r),
         _roofline_table(r),
         _code_table(r),
-        *_ncu_tables(r),
-        *_att_tables(r),
+        *(_hotspot_table("Nsight Compute", k.name, k.hotspots, k.notes) for k in (r.ncu.kernels if r.ncu else [])),
+        *(_hotspot_table("ATT", a.path, a.hotspots, a.notes) for a in r.att),
         *_coverage_tables(r),
     )
     return [t for t in parts if t is not None]

@@ -14,8 +14,7 @@ from kernelscope.analyses.suggest.thresholds import TOP_LINES, VECTOR_BITS
 from kernelscope.codeobj.mix import nvidia_mix
 from kernelscope.identity import Identities
 from kernelscope.model import DeviceInfo, KernelLaunch
-from kernelscope.model.att import AttResult
-from kernelscope.model.att import KernelSummary as AttKernel
+from kernelscope.model.att import AttKernel, AttResult
 from kernelscope.model.codeobj import CodeObject, KernelCode
 from kernelscope.model.gap import GapResult, GapTotals, KernelRow
 from kernelscope.model.identity import KernelIdentity

@@ -9,6 +9,7 @@ from kernelscope.analyses.suggest.evidence import Bound, Facts, Match, Quote, at
 from kernelscope.analyses.suggest.thresholds import LIBRARY_KINDS, MATMUL, VECTOR_BITS
 from kernelscope.model.att import AttResult
 from kernelscope.model.codeobj import KernelCode, Occupancy
+from kernelscope.model.hotspots import top_reason
 from kernelscope.model.ncu import STALL_REASONS, stall_label
 from kernelscope.model.source import SourceLocation
 from kernelscope.model.suggest import (
@@ -108,18 +109,17 @@ def _hot(f: Facts, reasons: Sequence[str], classes: Sequence[str]) -> tuple[str,
     """The hottest source line (and instruction) whose top stall is one of ``reasons``/``classes``."""
     k = f.ncu
     if k is not None:
-        line = next((s for s in k.lines if next(iter(s.reasons), None) in reasons), None)
-        inst = next((h for h in k.hotspots if next(iter(h.reasons), None) in reasons), None)
+        line = next((s for s in k.lines if top_reason(s)[0] in reasons), None)
+        inst = next((h for h in k.hotspots if top_reason(h)[0] in reasons), None)
         parts = []
         if line is not None:
-            r = next(iter(line.reasons))
+            r, n = top_reason(line)
             text = f" `{line.text}`" if line.text else ""
             parts.append(
-                f"{line.pct:.1f}% of warp-stall samples at {line.source}{text} "
-                f"({stall_label(r).lower()} {line.reasons[r]:,})"
+                f"{line.pct:.1f}% of warp-stall samples at {line.source}{text} ({stall_label(r).lower()} {n:,})"
             )
         if inst is not None:
-            top, n = next(iter(inst.reasons.items()))
+            top, n = top_reason(inst)
             parts.append(
                 f"top instruction {inst.address:#x} `{inst.instruction}`: {inst.stall_samples:,} samples "
                 f"({inst.pct:.1f}%), {stall_label(top).lower()} {n:,}"
