@@ -190,49 +190,53 @@ def _csv_rows(text: str) -> list[dict[str, str]]:
     return [{k.strip().lower(): (v or "").strip() for k, v in row.items() if k} for row in rows]
 
 
-def _nvidia_gpus() -> tuple[list[Gpu], Check]:
-    enables = ["GPU work: kscope bench, ceilings, profile, eval on the GPU"]
-    path = shutil.which("nvidia-smi")
-    if path is None:
-        return [], Check(name="nvidia-smi", kind="gpu", status="missing", enables=enables,
-                         fix="an NVIDIA GPU with its driver (nvidia-smi comes with the driver)")  # fmt: skip
-    ok, text = _run([path, "--query-gpu=name,driver_version,uuid,compute_cap", "--format=csv"])
-    if not ok:
-        return [], Check(name="nvidia-smi", kind="gpu", status="failed", path=path, detail=text[-200:] or "failed",
-                         enables=enables, fix="check the NVIDIA driver (nvidia-smi fails)")  # fmt: skip
-    gpus = [
+def _nvidia(text: str) -> list[Gpu]:
+    return [
         Gpu(name=r.get("name", "?"), vendor="nvidia", source="nvidia-smi", driver=r.get("driver_version") or None,
             uuid=r.get("uuid") or None,
             arch="sm_" + r["compute_cap"].replace(".", "") if r.get("compute_cap") else None)
         for r in _csv_rows(text)
     ]  # fmt: skip
-    return gpus, Check(name="nvidia-smi", kind="gpu", status="ok", path=path, detail=f"{len(gpus)} GPU(s)")
 
 
-def _amd_gpus() -> tuple[list[Gpu], Check]:
-    enables = ["GPU work on AMD: kscope profile, bench, ceilings"]
-    path = shutil.which("rocm-smi")
-    if path is None:
-        return [], Check(name="rocm-smi", kind="gpu", status="missing", enables=enables,
-                         fix="an AMD GPU with ROCm (rocm-smi comes with ROCm)")  # fmt: skip
-    ok, text = _run([path, "--showproductname", "--csv"])
-    if not ok:
-        return [], Check(name="rocm-smi", kind="gpu", status="failed", path=path, detail=text[-200:] or "failed",
-                         enables=enables, fix="check the ROCm driver (rocm-smi fails)")  # fmt: skip
+def _amd(text: str) -> list[Gpu]:
     body = text[text.find("device,") :] if "device," in text else text  # rocm-smi prints banners around the CSV
-    gpus = [
+    return [
         Gpu(name=r.get("card series") or r.get("card model") or "?", vendor="amd", source="rocm-smi",
             arch=r.get("gfx version") or None)
         for r in _csv_rows(body.split("\n\n")[0]) if r.get("device", "").startswith("card")
     ]  # fmt: skip
-    return gpus, Check(name="rocm-smi", kind="gpu", status="ok", path=path, detail=f"{len(gpus)} GPU(s)")
+
+
+# vendor tool, its arguments, what needs a GPU of that vendor, how to get one, and the parser of its CSV
+GPU_TOOLS: tuple[tuple[str, tuple[str, ...], str, str, Callable[[str], list[Gpu]]], ...] = (
+    ("nvidia-smi", ("--query-gpu=name,driver_version,uuid,compute_cap", "--format=csv"),
+     "GPU work: kscope bench, ceilings, profile, eval on the GPU",
+     "an NVIDIA GPU with its driver (nvidia-smi comes with the driver)", _nvidia),
+    ("rocm-smi", ("--showproductname", "--csv"), "GPU work on AMD: kscope profile, bench, ceilings",
+     "an AMD GPU with ROCm (rocm-smi comes with ROCm)", _amd),
+)  # fmt: skip
+
+
+def _gpus(
+    tool: str, args: tuple[str, ...], enables: str, fix: str, parse: Callable[[str], list[Gpu]]
+) -> tuple[list[Gpu], Check]:
+    """The GPUs a vendor tool lists, and the check of the tool itself."""
+    path = shutil.which(tool)
+    if path is None:
+        return [], Check(name=tool, kind="gpu", status="missing", enables=[enables], fix=fix)
+    ok, text = _run([path, *args])
+    if not ok:
+        return [], Check(name=tool, kind="gpu", status="failed", path=path, detail=text[-200:] or "failed",
+                         enables=[enables], fix=f"check the driver ({tool} fails)")  # fmt: skip
+    gpus = parse(text)
+    return gpus, Check(name=tool, kind="gpu", status="ok", path=path, detail=f"{len(gpus)} GPU(s)")
 
 
 def probe() -> DoctorResult:
     """Probe Python, packages, GPUs and tools; every missing piece says what it disables and how to install it."""
-    nvidia, nv_check = _nvidia_gpus()
-    amd, amd_check = _amd_gpus()
-    checks = [nv_check, amd_check, *(_tool_check(t) for t in TOOLS)]
+    found = [_gpus(*t) for t in GPU_TOOLS]
+    checks = [check for _, check in found] + [_tool_check(t) for t in TOOLS]
     checks += [_package_check(*p) for p in PACKAGES]
     checks += _dependencies()
     try:
@@ -240,4 +244,4 @@ def probe() -> DoctorResult:
     except md.PackageNotFoundError:
         version = "not installed (run from a source tree)"
     return DoctorResult(python=f"{platform.python_version()} ({sys.executable})", platform=platform.platform(),
-                        kernelscope=version, gpus=nvidia + amd, checks=checks)  # fmt: skip
+                        kernelscope=version, gpus=[g for gpus, _ in found for g in gpus], checks=checks)  # fmt: skip
