@@ -12,6 +12,7 @@ from typing import Any, Literal
 import msgspec
 
 from kernelscope.errors import FormatError
+from kernelscope.model import text
 from kernelscope.model.ops import OpCall
 from kernelscope.model.records import Annotation, DeviceInfo, KernelLaunch, KernelStats, MemoryOp
 
@@ -45,7 +46,7 @@ class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
     @classmethod
     def from_json(cls, data: bytes | str) -> Profile:
         try:
-            return msgspec.json.decode(data, type=cls)
+            return text.json(data, type=cls)
         except msgspec.DecodeError as exc:
             raise FormatError("<profile json>", f"a {cls().schema} document", str(exc)) from None
 
@@ -55,7 +56,9 @@ class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
     @classmethod
     def load(cls, path: str | Path) -> Profile:
         try:
-            return cls.from_json(Path(path).read_bytes())
+            from kernelscope.readers._io import read_bytes  # readers import this module
+
+            return cls.from_json(read_bytes(Path(path)))
         except FormatError as exc:
             raise FormatError(path, exc.expected, exc.found) from None
 

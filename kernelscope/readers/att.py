@@ -59,6 +59,7 @@ import msgspec
 import numpy as np
 
 from kernelscope.errors import FormatError, InputError
+from kernelscope.model import text
 from kernelscope.model.att import (
     AttCapture,
     AttWave,
@@ -68,6 +69,7 @@ from kernelscope.model.att import (
     StateSeries,
     WaveSums,
 )
+from kernelscope.readers._io import read_bytes
 
 CODE_HEADER = "ISA, _, LineNumber, Source, Codeobj, Vaddr, Hit, Latency, Stall, Idle"
 WAVE_GLOB = "se*_sm*_sl*_wv*.json"
@@ -124,7 +126,7 @@ _BRACKETS = bytes.maketrans(b"[]", b"  ")
 
 def _decode(path: Path, kind: type[T], expected: str) -> T:
     try:
-        return msgspec.json.decode(path.read_bytes(), type=kind)
+        return text.json(read_bytes(path), type=kind)
     except msgspec.ValidationError as exc:
         raise FormatError(path, expected, f"another layout ({exc})") from None
     except msgspec.DecodeError as exc:
@@ -138,7 +140,7 @@ def _table(value: msgspec.Raw, width: int, path: Path, what: str) -> Int64s:
     if rows <= 0:
         if raw.strip() == b"[]":
             return np.empty((0, width), dtype=np.int64)
-        raise FormatError(path, f"{what}: an array of arrays", raw[:40].decode(errors="replace"))
+        raise FormatError(path, f"{what}: an array of arrays", text.name(raw[:40]))
     try:
         flat = np.fromstring(raw.translate(_BRACKETS), dtype=np.int64, sep=",")
     except (ValueError, DeprecationWarning):  # numpy's complaint about unparsable text (see _read_part)
@@ -330,9 +332,9 @@ def _occupancy(path: Path) -> tuple[dict[int, list[OccupancyEvent]], dict[int, s
     try:
         for key, raw in doc.items():
             if key.isdigit():
-                events[int(key)] = msgspec.json.decode(raw, type=list[OccupancyEvent])
+                events[int(key)] = text.json(raw, type=list[OccupancyEvent])
             elif key == "dispatches":
-                dispatches = {int(k): v for k, v in msgspec.json.decode(raw, type=dict[str, str]).items()}
+                dispatches = {int(k): v for k, v in text.json(raw, type=dict[str, str]).items()}
     except (msgspec.ValidationError, ValueError) as exc:
         raise FormatError(path, expected, f"another layout ({exc})") from None
     return events, dispatches

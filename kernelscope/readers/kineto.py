@@ -36,7 +36,7 @@ from kernelscope.model.columns import NO_DEVICE, LaunchColumns, OpColumns
 from kernelscope.model.ops import OpCall
 from kernelscope.model.records import items_from_blocks
 from kernelscope.readers import _json_blocks as jb
-from kernelscope.readers._io import is_gzip, open_binary
+from kernelscope.readers._io import is_gzip, open_binary, open_raw
 
 FORMAT = "kineto"
 BLOCK_BYTES = 8 << 20
@@ -394,7 +394,7 @@ def _range_columns(
     ops = _Ops() if view == "shapes" else None
     conv = partial(_columns, rank=rank, vendor=vendor, source=str(path), ops=ops)
     try:
-        with path.open("rb") as f:
+        with open_raw(path) as f:
             f.seek(lo or 0)
             return [c for c, _ in jb.blocks(f, b"", path, VIEWS[view], conv, size=BLOCK_BYTES, stop=hi)], ops
     except (KernelscopeError, msgspec.DecodeError):

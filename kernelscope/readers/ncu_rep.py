@@ -21,7 +21,7 @@ from typing import Any
 
 from kernelscope.errors import FormatError, MissingToolError
 from kernelscope.model import DeviceInfo, KernelLaunch, Profile
-from kernelscope.readers import _ncu
+from kernelscope.readers import _io, _ncu
 
 FORMAT = "ncu-rep"
 MAGIC = b"NVR\x00"
@@ -30,7 +30,7 @@ _FIX = "re-collect it with ncu -o NAME, or export it from the Nsight Compute UI"
 
 
 def _check_file(path: Path) -> None:
-    with path.open("rb") as f:
+    with _io.open_raw(path) as f:
         head = f.read(_MIN_BYTES)
     if not head.startswith(MAGIC):
         raise FormatError(path, f"an Nsight Compute report starting with {MAGIC!r}", f"{head[:4]!r}", _FIX)

@@ -1,0 +1,80 @@
+"""The one place that converts a profiler's number into a record field: finite, within int64, and (for
+durations) non-negative. Readers call these where a cell, a JSON value or an SQLite value becomes a record;
+anything else (``inf``, ``NaN``, ``2**64``, text where a number belongs, bytes) comes back as ``None``, and
+the reader decides: a missing optional field, or a record dropped and counted (``count_dropped``)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def to_float(v: object) -> float | None:
+    """A finite float from an int, a float or numeric text (``,`` thousands separators allowed); else None."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int):
+        f = float(v) if INT64_MIN <= v <= INT64_MAX else math.inf
+    elif isinstance(v, float):
+        f = v
+    elif isinstance(v, str):
+        s = v.strip().replace(",", "")
+        try:
+            f = float(s) if s else math.nan
+        except ValueError:
+            return None
+    else:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def to_int(v: object) -> int | None:
+    """An int within int64 from an int, a float (truncated, as ``int()`` does) or numeric text; else None."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int):
+        return v if INT64_MIN <= v <= INT64_MAX else None
+    if isinstance(v, str):
+        s = v.strip().replace(",", "")
+        try:
+            n = int(s)
+            return n if INT64_MIN <= n <= INT64_MAX else None
+        except ValueError:
+            pass
+    f = to_float(v)
+    if f is None or not INT64_MIN <= f < INT64_MAX:
+        return None
+    return int(f)
+
+
+def to_duration(v: object) -> int | None:
+    """A non-negative int64 duration (or count); None for negative, non-finite or out-of-range values."""
+    n = to_int(v)
+    return n if n is not None and n >= 0 else None
+
+
+def count_dropped(what: str, n: int, source: object) -> None:
+    """One warning line for ``n`` records dropped for impossible numbers (nothing when ``n`` is 0)."""
+    if n:
+        warnings.warn(
+            f"{source}: dropped {n} {what} with impossible times (negative, non-finite or out of range)", stacklevel=3
+        )
+
+
+def is_int64(v: object) -> bool:
+    """``v`` is already a record-ready int64 (an int, not a bool, within range)."""
+    return type(v) is int and INT64_MIN <= v <= INT64_MAX
+
+
+def is_duration(v: object) -> bool:
+    """``v`` is a record-ready non-negative int64 duration."""
+    return type(v) is int and 0 <= v <= INT64_MAX
+
+
+def span(start: int | None, end: int | None) -> int | None:
+    """``end - start`` as a duration; None when either is missing or the end comes before the start."""
+    if start is None or end is None:
+        return None
+    return to_duration(end - start)
