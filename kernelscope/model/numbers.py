@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
+
+import numpy as np
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
@@ -78,3 +81,27 @@ def span(start: int | None, end: int | None) -> int | None:
     if start is None or end is None:
         return None
     return to_duration(end - start)
+
+
+def ns_from_us(us: float) -> int | None:
+    """Microseconds (Kineto's ``ts``/``dur``) as whole nanoseconds, rounded half to even; None when the
+    value is not finite or the nanoseconds leave int64."""
+    ns = us * 1000
+    return round(ns) if math.isfinite(ns) and abs(ns) < INT64_MAX else None
+
+
+def possible_us(ts: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """Mask of the events whose microsecond ``ts`` and ``dur`` make possible int64 nanoseconds (finite,
+    non-negative, in range): the columnar twin of ``ns_from_us`` plus the non-negative check."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        t, d = ts * 1000, dur * 1000
+        ok: np.ndarray = np.isfinite(t) & np.isfinite(d) & (t >= 0) & (d >= 0) & (t < INT64_MAX) & (d < INT64_MAX)
+    return ok
+
+
+def int64s(values: Sequence[object]) -> np.ndarray | None:
+    """``values`` (integers a typed decoder checked) as an int64 array; None when one leaves int64."""
+    try:
+        return np.array(values, dtype=np.int64)
+    except (OverflowError, TypeError, ValueError):
+        return None
