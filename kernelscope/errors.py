@@ -47,3 +47,8 @@ class MissingToolError(KernelscopeError):
 
 class ToolFailedError(KernelscopeError):
     """An external program ran and failed."""
+
+
+class DroppedRecordsWarning(UserWarning):
+    """Records with impossible numbers (negative, non-finite or out-of-range times) were dropped and counted;
+    the CLI prints it as one ``kscope: warning:`` line."""

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kernelscope.errors import DroppedRecordsWarning
+
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -61,9 +63,8 @@ def to_duration(v: object) -> int | None:
 def count_dropped(what: str, n: int, source: object) -> None:
     """One warning line for ``n`` records dropped for impossible numbers (nothing when ``n`` is 0)."""
     if n:
-        warnings.warn(
-            f"{source}: dropped {n} {what} with impossible times (negative, non-finite or out of range)", stacklevel=3
-        )
+        msg = f"{source}: dropped {n} {what} with impossible times (negative, non-finite or out of range)"
+        warnings.warn(DroppedRecordsWarning(msg), stacklevel=3)
 
 
 def is_int64(v: object) -> bool:
