@@ -14,6 +14,7 @@ import sqlite3
 import warnings
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from kernelscope import readers
@@ -214,19 +215,24 @@ def test_numbers_helper() -> None:
     assert numbers.int64s([1, 2**64]) is None
 
 
-def test_profile_json_huge_duration_is_dropped_in_columns(tmp_path: Path) -> None:
+def test_profile_json_huge_or_negative_times_are_dropped(tmp_path: Path) -> None:
     prof = readers.read(DATA / "kineto" / "h100_transformer_eager.json.gz")
     path = tmp_path / "p.json"
     prof.save(path)
     raw = path.read_text()
-    first = json.loads(raw)["launches"][0]["duration_ns"]
-    path.write_text(raw.replace(f'"duration_ns":{first}', f'"duration_ns":{2**64}', 1))
+    first = json.loads(raw)["launches"][0]
+    raw = raw.replace(f'"duration_ns":{first["duration_ns"]}', f'"duration_ns":{2**64}', 1)
+    raw = raw.replace(f'"start_ns":{first["start_ns"]}', '"start_ns":-1', 1)
+    path.write_text(raw)
+    with pytest.warns(DroppedRecordsWarning, match="dropped"):
+        loaded = Profile.load(path)
+    assert 1 <= len(prof.launches) - len(loaded.launches) <= 2
     from kernelscope.model.columns import OpColumns
 
-    loaded = Profile.load(path)
+    bad = [msgspec.structs.replace(prof.launches[0], duration_ns=2**64), *prof.launches[1:]]
     with pytest.warns(DroppedRecordsWarning):
-        cols = OpColumns.from_records(loaded.launches)
-    assert len(cols) == len(loaded.launches) - 1
+        cols = OpColumns.from_records(bad)
+    assert len(cols) == len(prof.launches) - 1
 
 
 def test_att_code_table_out_of_int64(tmp_path: Path) -> None:

@@ -106,3 +106,26 @@ def int64s(values: Sequence[object]) -> np.ndarray | None:
         return np.array(values, dtype=np.int64)
     except (OverflowError, TypeError, ValueError):
         return None
+
+
+def possible_times(rec: object) -> bool:
+    """A record's times are possible: ``duration_ns`` (when it has one) a non-negative int64, ``start_ns``,
+    ``end_ns`` and ``launch_ns`` absent or non-negative int64 (profilers count from a session or boot)."""
+    d = getattr(rec, "duration_ns", 0)
+    if not is_duration(d):
+        return False
+    for name in ("start_ns", "end_ns", "launch_ns"):
+        v = getattr(rec, name, None)
+        if v is not None and not is_duration(v):
+            return False
+    end, start = getattr(rec, "end_ns", None), getattr(rec, "start_ns", None)
+    return end is None or start is None or end >= start
+
+
+def stats_possible(s: object) -> bool:
+    """Aggregated statistics: every time and share present is finite and non-negative."""
+    for name in ("total_ns", "avg_ns", "min_ns", "max_ns", "std_ns", "pct", "calls"):
+        v = getattr(s, name, None)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < math.inf):
+            return False
+    return True
