@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from kernelscope import readers
+from kernelscope import api, readers
 from kernelscope.codeobj.read import read_binary
 from kernelscope.errors import DroppedRecordsWarning, FormatError, InputError, KernelscopeError, ToolFailedError
 from kernelscope.model import Profile, numbers, text
@@ -204,6 +204,22 @@ def test_kineto_hostile_duration(tmp_path: Path, number: str) -> None:
         cols = list(readers.stream_columns(path, fmt="kineto") or [])
         assert sum(len(c.kernels) for c in cols) == len(prof.launches)
         assert all((c.kernels.duration_ns >= 0).all() for c in cols)
+        assert api.gap_report([path], fmt="kineto").totals.launches == len(prof.launches)
+
+
+def test_kineto_every_launch_of_a_kernel_dropped_and_a_huge_device(tmp_path: Path) -> None:
+    doc = json.loads(gzip.decompress((DATA / "kineto" / "h100_transformer_eager.json.gz").read_bytes()))
+    kernels = [e for e in doc["traceEvents"] if e.get("cat") == "kernel"]
+    for e in kernels:
+        if e["name"] == kernels[0]["name"]:
+            e["dur"] = -1
+    kernels[-1].setdefault("args", {})["device"] = "__HUGE__"
+    path = tmp_path / "k.json"
+    path.write_text(json.dumps(doc).replace('"__HUGE__"', str(2**70)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DroppedRecordsWarning)
+        report = api.gap_report([path], fmt="kineto")
+    assert kernels[0]["name"] not in {r.name for r in report.kernels}
 
 
 def test_numbers_helper() -> None:

@@ -372,15 +372,19 @@ def _op_columns(events: list[_LeanEvent] | list[_OpEvent]) -> OpColumns:
     raw = [e.args.device if e.args is not None else None for e in events]
     try:
         device = np.array(raw, np.int64)
-    except (TypeError, ValueError):  # absent (ROCm: the device is the pid) or spelled as text
+    except (TypeError, ValueError, OverflowError):  # absent (ROCm: the device is the pid), text, or huge
         devs = [_int(d) if d is not None else _int(e.pid) for d, e in zip(raw, events, strict=True)]
         device = np.array([NO_DEVICE if d is None else d for d in devs], np.int64)
+    names = list(ids)
     keep = numbers.possible_us(ts, dur)
     if not keep.all():
         numbers.count_dropped("kernels and memory operations", int(n - keep.sum()), "trace")
-        idx, ts, dur, device = idx[keep], ts[keep], dur[keep], device[keep]
+        ts, dur, device = ts[keep], dur[keep], device[keep]
+        remap: dict[int, int] = {}  # names of the kept events only, in order of first appearance
+        idx = np.array([remap.setdefault(i, len(remap)) for i in idx[keep].tolist()], np.int64)
+        names = [names[i] for i in remap]
     # np.rint rounds half to even, as Python's round() in the records path: both give the same ns
-    return OpColumns(list(ids), idx, np.rint(dur * 1000).astype(np.int64), np.rint(ts * 1000).astype(np.int64), device)
+    return OpColumns(names, idx, np.rint(dur * 1000).astype(np.int64), np.rint(ts * 1000).astype(np.int64), device)
 
 
 def _columns(

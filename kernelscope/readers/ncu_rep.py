@@ -70,7 +70,11 @@ def _metrics(action: Any, units: dict[str, str]) -> dict[str, float]:
         name = sys.intern(raw_name)  # one key object shared by every launch's dict
         if name.startswith(_ncu.SKIP_PREFIXES):
             continue
-        scaled = _scaled(action.metric_by_name(name))
+        try:
+            metric = action.metric_by_name(name)
+        except TypeError:  # a damaged name (invalid UTF-8) that the library cannot take back as char*
+            continue
+        scaled = _scaled(metric)
         if scaled is not None:
             out[name], units[name] = scaled
     return out
