@@ -27,6 +27,7 @@ from kernelscope.errors import FormatError, InputError, MissingToolError, ToolFa
 from kernelscope.loop import git, ledger
 from kernelscope.loop.workspace import Workspace, locked, write_atomic
 from kernelscope.model import text
+from kernelscope.model.files import read_bytes
 from kernelscope.model.levers import LEVERS, Lever
 from kernelscope.model.memory import (
     MEMORY_SCHEMA,
@@ -45,7 +46,6 @@ from kernelscope.model.memory import (
     Progress,
 )
 from kernelscope.model.task import EvalResult, LedgerRecord
-from kernelscope.readers._io import read_bytes
 
 RECORD_FILE = re.compile(r"v([1-9][0-9]{0,8})\.json")
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # one folder name under runs/TASK/

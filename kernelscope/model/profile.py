@@ -13,6 +13,7 @@ import msgspec
 
 from kernelscope.errors import FormatError
 from kernelscope.model import numbers, text
+from kernelscope.model.files import read_bytes
 from kernelscope.model.ops import OpCall
 from kernelscope.model.records import Annotation, DeviceInfo, KernelLaunch, KernelStats, MemoryOp
 
@@ -74,8 +75,6 @@ class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
     @classmethod
     def load(cls, path: str | Path) -> Profile:
         try:
-            from kernelscope.readers._io import read_bytes  # readers import this module
-
             return cls.from_json(read_bytes(Path(path))).drop_impossible()
         except FormatError as exc:
             raise FormatError(path, exc.expected, exc.found) from None
