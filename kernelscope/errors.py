@@ -6,9 +6,20 @@ these instead of parsing messages.
 
 from __future__ import annotations
 
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(32), 127]} | {10: "\\n", 13: "\\r", 9: "\\t"}
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters escaped (newlines as ``\\n``): an SQLite message that quotes the
+    schema, or a CSV cell with a line break, stays on the one line the CLI prints."""
+    return text.translate(_CONTROL)
+
 
 class KernelscopeError(Exception):
-    """Base of every error kernelscope raises on purpose."""
+    """Base of every error kernelscope raises on purpose; its message is always one line (``one_line``)."""
+
+    def __str__(self) -> str:
+        return one_line(super().__str__())
 
 
 class InputError(KernelscopeError):
@@ -36,3 +47,8 @@ class MissingToolError(KernelscopeError):
 
 class ToolFailedError(KernelscopeError):
     """An external program ran and failed."""
+
+
+class DroppedRecordsWarning(UserWarning):
+    """Records with impossible numbers (negative, non-finite or out-of-range times) were dropped and counted;
+    the CLI prints it as one ``kscope: warning:`` line."""

@@ -17,6 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from kernelscope.errors import ToolFailedError
+
+CompletedText = subprocess.CompletedProcess[str]
+
 
 def _exited(pid: int, timeout_s: float) -> bool:
     """Wait up to ``timeout_s`` for ``pid`` to exit, leaving it unreaped; False at the timeout."""
@@ -53,3 +57,21 @@ def run_group(
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     return None if timed_out else proc.returncode, time.perf_counter() - t0
+
+
+TOOL_TIMEOUT_S = 120.0  # llvm-objdump, cuobjdump, c++filt: seconds on the largest real inputs, never minutes
+
+
+def run_tool(argv: list[str], *, input: str | None = None, timeout_s: float = TOOL_TIMEOUT_S) -> CompletedText:
+    """Run an external tool (a disassembler, a demangler) to completion with a timeout; its output as text
+    (invalid UTF-8 replaced). Not starting, or running past ``timeout_s``, is one ``ToolFailedError`` line;
+    the caller judges the exit status."""
+    name = Path(argv[0]).name
+    try:
+        return subprocess.run(
+            argv, input=input, capture_output=True, text=True, errors="replace", timeout=timeout_s, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise ToolFailedError(f"{name} ran past its {timeout_s:g} s timeout and was stopped") from None
+    except OSError as exc:
+        raise ToolFailedError(f"{name} could not start ({exc.strerror or exc})") from None

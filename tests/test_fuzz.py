@@ -169,7 +169,6 @@ def test_ci_run_covers_every_target(ci_run: dict[str, Any]) -> None:
         assert row["clean"] > 0, f"{name}: no mutated input was refused: is the target exercised?"
 
 
-@pytest.mark.xfail(strict=False, reason="issue 16: readers not hardened yet")
 def test_ci_run_has_no_escapes_and_no_hangs(ci_run: dict[str, Any]) -> None:
     places = [f"{p['type']} at {p['place']} ({p['count']}): {p['example']}" for p in ci_run["others"]]
     assert not places, "\n".join(places)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
@@ -13,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from kernelscope.errors import KernelscopeError
+from kernelscope.errors import DroppedRecordsWarning, KernelscopeError, one_line
 from kernelscope.presenters.base import Presenter, by_extension, render_json
 
 P = ParamSpec("P")
@@ -24,6 +25,18 @@ out = Console(soft_wrap=False)
 if not out.is_terminal and "COLUMNS" not in os.environ:  # piped: no terminal to fit, don't squeeze into 80
     out = Console(soft_wrap=False, width=200)
 err = Console(stderr=True)
+_show_warning = warnings.showwarning
+
+
+def _warning_line(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+    """Dropped-record warnings as one ``kscope: warning:`` line on stderr; any other warning as Python shows it."""
+    if issubclass(category, DroppedRecordsWarning):
+        print(f"kscope: warning: {one_line(str(message))}", file=sys.stderr)
+    else:
+        _show_warning(message, category, *args, **kwargs)
+
+
+warnings.showwarning = _warning_line
 
 
 def progress_bar(*, counted: bool = True, auto_refresh: bool = True) -> Progress:

@@ -11,18 +11,17 @@ from __future__ import annotations
 import io
 import re
 import struct
-import subprocess
 from functools import cache
 from pathlib import Path
 
 import msgpack
-from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import NoteSection, SymbolTableSection
 
-from kernelscope.codeobj.tools import llvm_objdumps
+from kernelscope.codeobj.tools import ELF_ERRORS, llvm_objdumps
 from kernelscope.errors import FormatError, ToolFailedError
 from kernelscope.model.codeobj import CodeObject, KernelCode
+from kernelscope.process import run_tool
 
 EM_AMDGPU = 224
 NT_AMDGPU_METADATA = 32
@@ -52,7 +51,7 @@ def _metadata(path: Path, data: bytes) -> dict[str, object]:
                     doc = msgpack.unpackb(raw, raw=False, strict_map_key=False)
                     if isinstance(doc, dict):
                         return doc
-    except (ELFError, ValueError, msgpack.UnpackException) as exc:
+    except (*ELF_ERRORS, msgpack.UnpackException) as exc:
         raise FormatError(path, "an AMDGPU code object", f"an unreadable ELF ({exc})") from None
     raise FormatError(path, "an AMDGPU code object with amdhsa metadata", "no AMDGPU metadata note (code object v2?)")
 
@@ -125,7 +124,7 @@ def disassemble(path: Path, arch: str) -> tuple[dict[str, list[str]], str]:
     the target)."""
     failures = []
     for tool in llvm_objdumps():
-        proc = subprocess.run([tool, "-d", f"--mcpu={arch}", str(path)], capture_output=True, text=True, check=False)
+        proc = run_tool([tool, "-d", f"--mcpu={arch}", str(path)])
         if proc.returncode == 0 and "not a recognized processor" not in proc.stderr:
             return _per_symbol(proc.stdout, _function_sizes(path)), _version(tool)
         failures.append(f"{_version(tool)}: {(proc.stderr.strip().splitlines() or ['no output'])[0]}")
@@ -134,18 +133,23 @@ def disassemble(path: Path, arch: str) -> tuple[dict[str, list[str]], str]:
 
 @cache
 def _version(tool: str) -> str:
-    out = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout
+    out = run_tool([tool, "--version"]).stdout
     ver = re.search(r"LLVM version ([\d.]+)", out)
     return f"llvm-objdump {ver.group(1) if ver else '?'}"
 
 
 def _function_sizes(path: Path) -> dict[str, int]:
     """Byte size of each function symbol: where a kernel's code ends and the alignment padding begins."""
-    with path.open("rb") as f:
-        symtab = ELFFile(f).get_section_by_name(".symtab")
-        if not isinstance(symtab, SymbolTableSection):
-            return {}
-        return {s.name: s["st_size"] for s in symtab.iter_symbols() if s["st_info"]["type"] == "STT_FUNC"}
+    try:
+        with path.open("rb") as f:
+            symtab = ELFFile(f).get_section_by_name(".symtab")
+            if not isinstance(symtab, SymbolTableSection):
+                return {}
+            return {s.name: s["st_size"] for s in symtab.iter_symbols() if s["st_info"]["type"] == "STT_FUNC"}
+    except ELF_ERRORS as exc:
+        raise FormatError(
+            path, "an AMDGPU code object with a readable symbol table", f"a damaged ELF ({exc})"
+        ) from None
 
 
 _ADDR = re.compile(r"//\s*([0-9A-Fa-f]+):")

@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import io
 import re
-import subprocess
 from functools import cache
 from pathlib import Path
 
-from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
 from kernelscope.codeobj.mix import nvidia_mix
-from kernelscope.codeobj.tools import cuda_tool
+from kernelscope.codeobj.tools import ELF_ERRORS, cuda_tool
 from kernelscope.errors import FormatError
 from kernelscope.model.codeobj import CodeObject, KernelCode
+from kernelscope.process import run_tool
 
 EM_CUDA = 190
 FATBIN_MAGIC = b"\x50\xed\x55\xba"  # 0xBA55ED50 little-endian
@@ -32,7 +31,7 @@ _SASS = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9
 
 
 def _run(args: list[str], path: Path) -> str:
-    proc = subprocess.run(args, capture_output=True, text=True, check=False)
+    proc = run_tool(args)
     if proc.returncode != 0:
         first = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise FormatError(path, "a CUDA binary cuobjdump can read", first)
@@ -83,14 +82,14 @@ def reservation_in_static(path: Path, fmt: str) -> bool:
         return isinstance(symtab, SymbolTableSection) and any(
             s.name.startswith(".nv.reservedSmem") for s in symtab.iter_symbols()
         )
-    except (ELFError, OSError, ValueError):
+    except ELF_ERRORS:
         return False
 
 
 @cache
 def _version(tool: str) -> str:
     """``cuobjdump 13.5``: asked once per process, not once per binary."""
-    out = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout
+    out = run_tool([tool, "--version"]).stdout
     ver = re.search(r"release ([\d.]+)|cuda_([\d.]+)", out)
     return f"cuobjdump {next((g for g in ver.groups() if g), '?') if ver else '?'}"
 

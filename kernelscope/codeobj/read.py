@@ -10,13 +10,14 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
 from kernelscope.codeobj import amdgpu, nvidia
 from kernelscope.codeobj.mix import amd_mix
+from kernelscope.codeobj.tools import ELF_ERRORS
 from kernelscope.errors import FormatError, InputError, KernelscopeError
 from kernelscope.model.codeobj import CodeObject
+from kernelscope.readers._io import read_bytes
 
 BINARY_SUFFIXES = {".hsaco", ".co", ".o", ".cubin", ".fatbin", ".so", ".out", ".elf", ""}
 
@@ -27,7 +28,7 @@ def _host_sections(data: bytes) -> dict[str, bytes]:
         return {
             s.name: s.data() for s in elf.iter_sections() if s.name in (".hip_fatbin", ".nv_fatbin", "__nv_relfatbin")
         }
-    except (ELFError, ValueError):
+    except ELF_ERRORS:
         return {}
 
 
@@ -64,7 +65,7 @@ def _kept(obj: CodeObject) -> list[CodeObject]:
 
 def read_binary(path: Path, arch: str | None = None) -> list[CodeObject]:
     """The code objects in one file (a bundle or fatbin can hold several); only ``arch``'s when given."""
-    data = path.read_bytes()
+    data = read_bytes(path)
     if amdgpu.is_amdgpu_elf(data):
         obj = _amd(path, data, "hsaco")
         return [obj] if not arch or obj.arch == arch else []

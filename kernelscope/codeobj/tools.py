@@ -9,11 +9,18 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import struct
 import sysconfig
 from functools import cache
 from pathlib import Path
 
+from elftools.common.exceptions import ELFError
+
 from kernelscope.errors import MissingToolError
+
+# what pyelftools raises on a damaged ELF: its own errors, and offsets or sizes that break BytesIO or struct
+# (negative seeks, "too large for C ssize_t"); caught where an ELF's bytes become records, nowhere else
+ELF_ERRORS: tuple[type[Exception], ...] = (ELFError, OverflowError, OSError, ValueError, struct.error)
 
 
 def _site_dirs() -> list[str]:

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kernelscope.errors import MissingToolError
+from kernelscope.errors import MissingToolError, ToolFailedError
+from kernelscope.process import run_tool
 
 _BITINT = re.compile(r"D([BU])(\d+)_")
 _BITINT_OUT = re.compile(r"_(Bit|UBit)Int_(\d+)")
@@ -59,7 +59,9 @@ def cxxfilt_path() -> str:
 def _run(lines: list[str]) -> list[str]:
     if not lines:
         return []
-    proc = subprocess.run([cxxfilt_path()], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
+    proc = run_tool([cxxfilt_path()], input="\n".join(lines) + "\n")
+    if proc.returncode != 0:
+        raise ToolFailedError(f"c++filt exited with {proc.returncode}: {(proc.stderr.strip() or 'no output')[:200]}")
     out = proc.stdout.split("\n")
     return out[: len(lines)]
 

@@ -26,6 +26,8 @@ import msgspec
 from kernelscope.errors import FormatError, InputError, MissingToolError, ToolFailedError
 from kernelscope.loop import git, ledger
 from kernelscope.loop.workspace import Workspace, locked, write_atomic
+from kernelscope.model import text
+from kernelscope.model.files import read_bytes
 from kernelscope.model.levers import LEVERS, Lever
 from kernelscope.model.memory import (
     MEMORY_SCHEMA,
@@ -69,7 +71,7 @@ def parse(data: bytes, version: int) -> MemoryRecord:
     """``data`` as the record ``v<version>``, validated; a violation raises ``ValueError("at $.path: what")``
     (``msgspec.DecodeError``, a ``ValueError`` too, when it is not JSON)."""
     try:
-        r = msgspec.json.decode(data, type=MemoryRecord)
+        r = text.json(data, type=MemoryRecord)
     except msgspec.ValidationError as exc:
         m = _AT.fullmatch(str(exc))  # msgspec keeps the JSON path only in its message
         where, what = (m["where"], m["what"]) if m else ("$", str(exc))
@@ -100,10 +102,10 @@ def versions(ws: Workspace) -> list[int]:
 
 def load(ws: Workspace, version: int) -> MemoryRecord:
     path = _path(ws, version)
+    if not path.exists() and not path.is_symlink():
+        raise InputError(f"no memory record v{version} in {folder(ws)}; kscope memory list shows them")
     try:
-        return parse(path.read_bytes(), version)
-    except FileNotFoundError:
-        raise InputError(f"no memory record v{version} in {folder(ws)}; kscope memory list shows them") from None
+        return parse(read_bytes(path), version)
     except msgspec.DecodeError as exc:
         raise FormatError(path, f"a {MEMORY_SCHEMA} record", f"invalid JSON ({exc})", _FIX) from None
     except ValueError as exc:

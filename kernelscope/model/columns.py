@@ -13,10 +13,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kernelscope.model import numbers
 from kernelscope.model.profile import Profile
 from kernelscope.model.records import KernelLaunch, MemoryOp, Vendor
 
 NO_DEVICE = -1  # column value for "device unknown"; never leaves the columns
+
+
+def _possible(k: KernelLaunch | MemoryOp) -> bool:
+    return (
+        numbers.is_duration(k.duration_ns)
+        and (k.start_ns is None or numbers.is_duration(k.start_ns))
+        and (k.device is None or numbers.is_int64(k.device))
+    )
 
 
 @dataclass(frozen=True)
@@ -42,16 +51,21 @@ class OpColumns:
 
     @classmethod
     def from_records(cls, items: Sequence[KernelLaunch] | Sequence[MemoryOp]) -> OpColumns:
-        """Columns of records that share a timing kind (all with a start, or all without)."""
+        """Columns of records that share a timing kind (all with a start, or all without); records with an
+        impossible time (negative, non-finite, not an int64) are dropped and counted (``numbers``)."""
+        recs: Sequence[KernelLaunch | MemoryOp] = items
+        if not all(_possible(k) for k in items):
+            recs = [k for k in items if _possible(k)]
+            numbers.count_dropped("records", len(items) - len(recs), items[0].source or "input")
         ids: dict[str, int] = {}
-        idx = [ids.setdefault(k.name, len(ids)) for k in items]
-        starts = [k.start_ns for k in items]
+        idx = [ids.setdefault(k.name, len(ids)) for k in recs]
+        starts = [k.start_ns for k in recs]
         return cls(
             names=list(ids),
             name_idx=np.array(idx, np.int64),
-            duration_ns=np.array([k.duration_ns for k in items], np.int64),
-            start_ns=None if not items or starts[0] is None else np.array(starts, np.int64),
-            device=np.array([NO_DEVICE if k.device is None else k.device for k in items], np.int64),
+            duration_ns=np.array([k.duration_ns for k in recs], np.int64),
+            start_ns=None if not recs or starts[0] is None else np.array(starts, np.int64),
+            device=np.array([NO_DEVICE if k.device is None else k.device for k in recs], np.int64),
         )
 
 

@@ -12,6 +12,8 @@ from typing import Any, Literal
 import msgspec
 
 from kernelscope.errors import FormatError
+from kernelscope.model import numbers, text
+from kernelscope.model.files import read_bytes
 from kernelscope.model.ops import OpCall
 from kernelscope.model.records import Annotation, DeviceInfo, KernelLaunch, KernelStats, MemoryOp
 
@@ -45,9 +47,27 @@ class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
     @classmethod
     def from_json(cls, data: bytes | str) -> Profile:
         try:
-            return msgspec.json.decode(data, type=cls)
+            return text.json(data, type=cls)
         except msgspec.DecodeError as exc:
             raise FormatError("<profile json>", f"a {cls().schema} document", str(exc)) from None
+
+    def drop_impossible(self) -> Profile:
+        """Drop (in place) the records whose times are impossible (negative, beyond int64, ending before they
+        start) and the statistics with negative or non-finite numbers; one ``DroppedRecordsWarning`` counts
+        them. Every reader's output passes here (``readers.read``/``stream``)."""
+        lists: list[list[Any]] = [self.launches, self.memory_ops, self.annotations]
+        dropped = 0
+        for items in lists:
+            if not all(numbers.possible_times(r) for r in items):
+                kept = [r for r in items if numbers.possible_times(r)]
+                dropped += len(items) - len(kept)
+                items[:] = kept
+        if not all(numbers.stats_possible(s) for s in self.stats):
+            kept_stats = [s for s in self.stats if numbers.stats_possible(s)]
+            dropped += len(self.stats) - len(kept_stats)
+            self.stats[:] = kept_stats
+        numbers.count_dropped("records", dropped, ", ".join(self.sources) or "input")
+        return self
 
     def save(self, path: str | Path) -> None:
         Path(path).write_bytes(self.to_json())
@@ -55,7 +75,7 @@ class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
     @classmethod
     def load(cls, path: str | Path) -> Profile:
         try:
-            return cls.from_json(Path(path).read_bytes())
+            return cls.from_json(read_bytes(Path(path))).drop_impossible()
         except FormatError as exc:
             raise FormatError(path, exc.expected, exc.found) from None
 

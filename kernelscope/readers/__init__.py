@@ -63,17 +63,17 @@ def detect(path: str | Path) -> str:
 def read(path: str | Path, *, fmt: str | None = None, rank: int | None = None) -> Profile:
     """Read one profiler output into a ``Profile``; the format is sniffed unless ``fmt`` names it."""
     name = fmt or detect(path)
-    return _module(name).read(Path(path), rank=rank)  # type: ignore[no-any-return]
+    prof: Profile = _module(name).read(Path(path), rank=rank)
+    return prof.drop_impossible()
 
 
 def stream(path: str | Path, *, fmt: str | None = None, rank: int | None = None) -> Iterator[Profile]:
     """Read in batches where the format allows it (bounded memory), else yield the whole profile once."""
     name = fmt or detect(path)
     mod = _module(name)
-    if hasattr(mod, "stream"):
-        yield from mod.stream(Path(path), rank=rank)
-    else:
-        yield mod.read(Path(path), rank=rank)
+    batches = mod.stream(Path(path), rank=rank) if hasattr(mod, "stream") else iter([mod.read(Path(path), rank=rank)])
+    for batch in batches:
+        yield batch.drop_impossible()
 
 
 def stream_columns(

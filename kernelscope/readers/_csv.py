@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kernelscope.errors import FormatError
+from kernelscope.model import numbers
 from kernelscope.readers._io import open_binary
 
 csv.field_size_limit(sys.maxsize)  # demangled C++ kernel names run to tens of kilobytes
@@ -37,21 +38,10 @@ def rows(path: Path, expected: str) -> Iterator[list[str]]:
 
 
 def to_int(v: str) -> int | None:
-    v = v.strip().replace(",", "")
-    if not v:
-        return None
-    try:
-        return int(v)
-    except ValueError:
-        try:
-            return int(float(v))
-        except ValueError:
-            return None
+    """A cell as an int64 (``1,234`` and ``12.0`` too); None for empty, text, non-finite or out of range."""
+    return numbers.to_int(v)
 
 
 def to_float(v: str) -> float | None:
-    v = v.strip().replace(",", "")
-    try:
-        return float(v) if v else None
-    except ValueError:
-        return None
+    """A cell as a finite float; None for empty, text, NaN and infinities."""
+    return numbers.to_float(v)

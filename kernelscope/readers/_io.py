@@ -1,19 +1,67 @@
-"""Opening profiler outputs: gzip is detected from the content, not the name."""
+"""Opening profiler outputs, the one place: gzip is detected from the content, not the name; a path that is
+a directory, a symlink loop or unreadable becomes an ``InputError``; SQLite opens by an escaped URI."""
 
 from __future__ import annotations
 
+import functools
 import gzip
+import os
+import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, Any, cast
+
+from kernelscope.model import numbers, text
+from kernelscope.model.files import open_raw, read_bytes, unreadable
+
+__all__ = ["connect_sqlite", "is_gzip", "open_binary", "open_raw", "read_bytes", "sql_rows", "sqlite_uri", "unreadable"]
 
 GZIP_MAGIC = b"\x1f\x8b"
 
 
 def is_gzip(path: Path) -> bool:
-    with path.open("rb") as f:
-        return f.read(2) == GZIP_MAGIC
+    with open_raw(path) as f:
+        try:
+            return f.read(2) == GZIP_MAGIC
+        except OSError as exc:
+            raise unreadable(path, exc) from None
 
 
 def open_binary(path: Path) -> IO[bytes]:
     """The file's bytes, decompressed on the fly when it is gzip; the caller closes it."""
-    return cast(IO[bytes], gzip.open(path, "rb") if is_gzip(path) else path.open("rb"))
+    return cast(IO[bytes], gzip.open(path, "rb") if is_gzip(path) else open_raw(path))
+
+
+def sqlite_uri(path: Path) -> str:
+    """A read-only ``file:`` URI for ``path`` with ``#``, ``?`` and ``%`` escaped (``Path.as_uri``), so that
+    no part of the name becomes a query or a fragment (which would drop ``mode=ro`` and create files)."""
+    return Path(os.path.abspath(path)).as_uri() + "?mode=ro"
+
+
+def connect_sqlite(path: Path) -> sqlite3.Connection:
+    """A read-only connection to an existing regular file; ``InputError`` when ``path`` is not one."""
+    try:
+        if not path.is_file():
+            path.stat()  # raises the reason: missing, a loop, no permission
+            raise IsADirectoryError(21, "Is a directory", str(path))
+    except OSError as exc:
+        raise unreadable(path, exc) from None
+    con = sqlite3.connect(sqlite_uri(path), uri=True)
+    con.text_factory = _SQL_TEXT  # TEXT is names: invalid UTF-8 becomes U+FFFD, never UnicodeDecodeError
+    return con
+
+
+_SQL_TEXT = functools.partial(str, encoding="utf-8", errors="replace")
+
+
+def sql_rows(cur: sqlite3.Cursor, ints: frozenset[str]) -> Iterator[dict[str, Any]]:
+    """The rows of ``cur`` as dicts; the columns named in ``ints`` through ``numbers.to_int`` (SQLite keeps any
+    type in any column: text, blobs, reals, infinities become an int64 or None), BLOBs elsewhere as text."""
+    names = [d[0] for d in cur.description]
+    conv = [numbers.to_int if n in ints else _blob_text for n in names]
+    for values in cur:
+        yield {n: f(v) for n, f, v in zip(names, conv, values, strict=True)}
+
+
+def _blob_text(v: object) -> object:
+    return text.name(v) if isinstance(v, bytes) else v

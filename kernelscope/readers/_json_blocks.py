@@ -22,6 +22,8 @@ from typing import IO, Any, TypeVar
 import msgspec
 
 from kernelscope.errors import FormatError
+from kernelscope.model import text
+from kernelscope.readers._io import open_raw
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -56,7 +58,7 @@ def read_block(f: IO[bytes], path: Path, size: int) -> bytes:
 
 def decode_object(data: bytes | memoryview, path: Path, what: str) -> dict[str, Any]:
     try:
-        obj = msgspec.json.decode(data)
+        obj = text.json(data)
     except msgspec.DecodeError as exc:
         raise FormatError(path, f"valid JSON in the trace {what}", str(exc)) from None
     return obj if isinstance(obj, dict) else {}
@@ -65,7 +67,7 @@ def decode_object(data: bytes | memoryview, path: Path, what: str) -> dict[str, 
 def decode_items(decoder: msgspec.json.Decoder[list[T]], data: bytes, path: Path) -> list[T]:
     """Decode ``data`` (items separated by commas) as a list; ``DecodeError`` means a bad cut."""
     try:
-        return decoder.decode(b"[" + data + b"]")
+        return text.json(b"[" + data + b"]", decoder=decoder)
     except msgspec.ValidationError as exc:
         raise FormatError(path, "trace events", f"an event of unexpected shape ({exc})") from None
 
@@ -115,10 +117,10 @@ def _finish(decoder: msgspec.json.Decoder[list[T]], buf: bytes, path: Path) -> t
             if comma >= 0:  # the keys after the array, read as an object: "," becomes "{" for the trial
                 work[comma] = ord("{")
                 try:
-                    meta = msgspec.json.decode(memoryview(work)[comma:])
+                    meta = text.json(memoryview(work)[comma:])
                 finally:
                     work[comma] = ord(",")
-            items = decoder.decode(b"[" + buf[:end] + b"]")
+            items = text.json(b"[" + buf[:end] + b"]", decoder=decoder)
         except msgspec.DecodeError:
             continue
         return items, meta if isinstance(meta, dict) else {}
@@ -174,7 +176,7 @@ def blocks(
 
 def boundary(path: Path, offset: int) -> int | None:
     """The file offset of the first item's ``{`` after ``offset`` (a candidate cut for a parallel range)."""
-    with path.open("rb") as f:
+    with open_raw(path) as f:
         f.seek(offset)
         window = f.read(_SEARCH)
     m = SEP.search(window)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kernelscope.readers._csv import norm
+from kernelscope.readers._io import connect_sqlite, open_raw
 
 HEAD_BYTES = 1 << 16
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -22,7 +23,7 @@ _NCU_MAGIC = b"NVR\x00"
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
     """The first ``size`` bytes of the file's content, gunzipped when it is gzip (b"" if unreadable)."""
-    with path.open("rb") as f:
+    with open_raw(path) as f:
         raw = f.read(size)
     if raw.startswith(_GZIP_MAGIC):
         try:
@@ -74,7 +75,7 @@ SIGNATURES: list[tuple[str, Callable[[bytes], bool]]] = [
 
 def _sqlite_format(path: Path) -> str | None:
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con = connect_sqlite(path)
         try:
             names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")}
         finally:
@@ -90,7 +91,7 @@ def _sqlite_format(path: Path) -> str | None:
 
 def sniff(path: Path) -> str | None:
     """The format name for ``path``, or ``None`` when no signature matches."""
-    with path.open("rb") as f:
+    with open_raw(path) as f:
         magic = f.read(16)
     if magic.startswith(_SQLITE_MAGIC):
         return _sqlite_format(path)

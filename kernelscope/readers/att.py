@@ -59,6 +59,7 @@ import msgspec
 import numpy as np
 
 from kernelscope.errors import FormatError, InputError
+from kernelscope.model import numbers, text
 from kernelscope.model.att import (
     AttCapture,
     AttWave,
@@ -68,6 +69,7 @@ from kernelscope.model.att import (
     StateSeries,
     WaveSums,
 )
+from kernelscope.readers._io import read_bytes
 
 CODE_HEADER = "ISA, _, LineNumber, Source, Codeobj, Vaddr, Hit, Latency, Stall, Idle"
 WAVE_GLOB = "se*_sm*_sl*_wv*.json"
@@ -124,7 +126,7 @@ _BRACKETS = bytes.maketrans(b"[]", b"  ")
 
 def _decode(path: Path, kind: type[T], expected: str) -> T:
     try:
-        return msgspec.json.decode(path.read_bytes(), type=kind)
+        return text.json(read_bytes(path), type=kind)
     except msgspec.ValidationError as exc:
         raise FormatError(path, expected, f"another layout ({exc})") from None
     except msgspec.DecodeError as exc:
@@ -138,7 +140,7 @@ def _table(value: msgspec.Raw, width: int, path: Path, what: str) -> Int64s:
     if rows <= 0:
         if raw.strip() == b"[]":
             return np.empty((0, width), dtype=np.int64)
-        raise FormatError(path, f"{what}: an array of arrays", raw[:40].decode(errors="replace"))
+        raise FormatError(path, f"{what}: an array of arrays", text.name(raw[:40]))
     try:
         flat = np.fromstring(raw.translate(_BRACKETS), dtype=np.int64, sep=",")
     except (ValueError, DeprecationWarning):  # numpy's complaint about unparsable text (see _read_part)
@@ -330,9 +332,9 @@ def _occupancy(path: Path) -> tuple[dict[int, list[OccupancyEvent]], dict[int, s
     try:
         for key, raw in doc.items():
             if key.isdigit():
-                events[int(key)] = msgspec.json.decode(raw, type=list[OccupancyEvent])
+                events[int(key)] = text.json(raw, type=list[OccupancyEvent])
             elif key == "dispatches":
-                dispatches = {int(k): v for k, v in msgspec.json.decode(raw, type=dict[str, str]).items()}
+                dispatches = {int(k): v for k, v in text.json(raw, type=dict[str, str]).items()}
     except (msgspec.ValidationError, ValueError) as exc:
         raise FormatError(path, expected, f"another layout ({exc})") from None
     return events, dispatches
@@ -346,23 +348,30 @@ def _wstates(folder: Path) -> list[StateSeries]:
             doc = _decode(path, _WStates, 'wstates<k>.json: {"time": [...], "state": [...]}')
             if len(doc.time) != len(doc.state):
                 raise FormatError(path, "as many counts as times", f"{len(doc.state)} and {len(doc.time)}")
-            series.append(StateSeries(state, np.asarray(doc.time, np.int64), np.asarray(doc.state, np.int64)))
+            times, counts = numbers.int64s(doc.time), numbers.int64s(doc.state)
+            if times is None or counts is None:
+                raise FormatError(path, "integer times and counts", "a number outside int64")
+            series.append(StateSeries(state, times, counts))
     return series
 
 
 def _columns(rows: list[_Row], path: Path) -> CodeTable:
     cols: list[tuple[Any, ...]] = list(zip(*rows, strict=True)) if rows else [()] * 10
     isa, _, line, source, obj, address, hits, latency, stall, idle = cols
+    ints = [numbers.int64s(c) for c in (line, obj, address, hits, latency, stall, idle)]
+    if any(a is None for a in ints):
+        raise FormatError(path, f"code.json: [{CODE_HEADER}] with integer numbers", "a number outside int64")
+    line_a, obj_a, address_a, hits_a, latency_a, stall_a, idle_a = (a for a in ints if a is not None)
     table = CodeTable(
         isa=list(isa),
         source=list(source),
-        line=np.array(line, dtype=np.int64),
-        code_object=np.array(obj, dtype=np.int64),
-        address=np.array(address, dtype=np.int64),
-        hits=np.array(hits, dtype=np.int64),
-        latency=np.array(latency, dtype=np.int64),
-        stall=np.array(stall, dtype=np.int64),
-        idle=np.array(idle, dtype=np.int64),
+        line=line_a,
+        code_object=obj_a,
+        address=address_a,
+        hits=hits_a,
+        latency=latency_a,
+        stall=stall_a,
+        idle=idle_a,
     )
     if len(np.unique(table.line)) != len(table):
         raise FormatError(path, "one row per LineNumber", "repeated line numbers")

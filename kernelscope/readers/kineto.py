@@ -31,12 +31,12 @@ import msgspec
 import numpy as np
 
 from kernelscope.errors import KernelscopeError
-from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, Vendor
+from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, Vendor, numbers
 from kernelscope.model.columns import NO_DEVICE, LaunchColumns, OpColumns
 from kernelscope.model.ops import OpCall
 from kernelscope.model.records import items_from_blocks
 from kernelscope.readers import _json_blocks as jb
-from kernelscope.readers._io import is_gzip, open_binary
+from kernelscope.readers._io import is_gzip, open_binary, open_raw
 
 FORMAT = "kineto"
 BLOCK_BYTES = 8 << 20
@@ -115,10 +115,10 @@ VIEWS: dict[View, msgspec.json.Decoder[Any]] = {
 
 def _int(v: Scalar) -> int | None:
     """An integer id from Kineto's mixed spellings (7, "7", "0x0"); None when absent or not a number."""
-    if v is None or isinstance(v, int):
-        return v
-    if isinstance(v, float):
-        return int(v)
+    if v is None:
+        return None
+    if isinstance(v, int | float):
+        return numbers.to_int(v)
     try:
         return int(v, 0)
     except ValueError:
@@ -147,18 +147,23 @@ class _Batch:
         out = Profile(sources=[self.path], formats=[FORMAT])
         launches, mem, notes = out.launches, out.memory_ops, out.annotations
         names, api_ns = self.names, self.api_ns
+        dropped = 0
         for e in events:
             cat = e.cat
+            start, dur = numbers.ns_from_us(e.ts), numbers.ns_from_us(e.dur)
+            if start is None or dur is None or start < 0 or dur < 0:
+                if cat in _KERNEL_CATS or cat in _MEMORY_CATS:
+                    dropped += 1
+                continue
             if cat in _KERNEL_CATS:
                 a = e.args or _Args()
-                start = round(e.ts * 1000)
                 corr = _int(a.correlation)
                 grid, block = self._dim(a.grid), self._dim(a.block)
                 launches.append(
                     KernelLaunch(
                         name=names.setdefault(e.name, e.name),
                         start_ns=start,
-                        duration_ns=round(e.dur * 1000),
+                        duration_ns=dur,
                         vendor=self.vendor,
                         device=_int(a.device) if a.device is not None else _int(e.pid),
                         rank=self.rank,
@@ -176,15 +181,15 @@ class _Batch:
                 )
             elif cat in _API_CATS:
                 if e.args is not None and (corr := _int(e.args.correlation)) is not None:
-                    api_ns[corr] = round(e.ts * 1000)
+                    api_ns[corr] = start
             elif cat in _MEMORY_CATS:
                 a = e.args or _Args()
                 mem.append(
                     MemoryOp(
                         name=e.name,
                         kind=_MEMORY_CATS[cat],  # type: ignore[arg-type]
-                        start_ns=round(e.ts * 1000),
-                        duration_ns=round(e.dur * 1000),
+                        start_ns=start,
+                        duration_ns=dur,
                         device=_int(a.device) if a.device is not None else _int(e.pid),
                         rank=self.rank,
                         stream=_int(a.stream) if a.stream is not None else _int(e.tid),
@@ -195,17 +200,17 @@ class _Batch:
                     )
                 )
             elif cat in _ANNOTATION_CATS or (e.ph == "X" and e.name.startswith("ProfilerStep#")):
-                start = round(e.ts * 1000)
                 notes.append(
                     Annotation(
                         name=e.name,
                         start_ns=start,
-                        end_ns=start + round(e.dur * 1000),
+                        end_ns=start + dur,
                         domain=_ANNOTATION_CATS.get(cat, "host"),  # type: ignore[arg-type]
                         rank=self.rank,
                         thread=_int(e.tid),
                     )
                 )
+        numbers.count_dropped("kernels and memory operations", dropped, self.path)
         return out
 
 
@@ -367,11 +372,19 @@ def _op_columns(events: list[_LeanEvent] | list[_OpEvent]) -> OpColumns:
     raw = [e.args.device if e.args is not None else None for e in events]
     try:
         device = np.array(raw, np.int64)
-    except (TypeError, ValueError):  # absent (ROCm: the device is the pid) or spelled as text
+    except (TypeError, ValueError, OverflowError):  # absent (ROCm: the device is the pid), text, or huge
         devs = [_int(d) if d is not None else _int(e.pid) for d, e in zip(raw, events, strict=True)]
         device = np.array([NO_DEVICE if d is None else d for d in devs], np.int64)
+    names = list(ids)
+    keep = numbers.possible_us(ts, dur)
+    if not keep.all():
+        numbers.count_dropped("kernels and memory operations", int(n - keep.sum()), "trace")
+        ts, dur, device = ts[keep], dur[keep], device[keep]
+        remap: dict[int, int] = {}  # names of the kept events only, in order of first appearance
+        idx = np.array([remap.setdefault(i, len(remap)) for i in idx[keep].tolist()], np.int64)
+        names = [names[i] for i in remap]
     # np.rint rounds half to even, as Python's round() in the records path: both give the same ns
-    return OpColumns(list(ids), idx, np.rint(dur * 1000).astype(np.int64), np.rint(ts * 1000).astype(np.int64), device)
+    return OpColumns(names, idx, np.rint(dur * 1000).astype(np.int64), np.rint(ts * 1000).astype(np.int64), device)
 
 
 def _columns(
@@ -394,7 +407,7 @@ def _range_columns(
     ops = _Ops() if view == "shapes" else None
     conv = partial(_columns, rank=rank, vendor=vendor, source=str(path), ops=ops)
     try:
-        with path.open("rb") as f:
+        with open_raw(path) as f:
             f.seek(lo or 0)
             return [c for c, _ in jb.blocks(f, b"", path, VIEWS[view], conv, size=BLOCK_BYTES, stop=hi)], ops
     except (KernelscopeError, msgspec.DecodeError):

@@ -21,7 +21,7 @@ from typing import Any
 
 from kernelscope.errors import FormatError, MissingToolError
 from kernelscope.model import DeviceInfo, KernelLaunch, Profile
-from kernelscope.readers import _ncu
+from kernelscope.readers import _io, _ncu
 
 FORMAT = "ncu-rep"
 MAGIC = b"NVR\x00"
@@ -30,7 +30,7 @@ _FIX = "re-collect it with ncu -o NAME, or export it from the Nsight Compute UI"
 
 
 def _check_file(path: Path) -> None:
-    with path.open("rb") as f:
+    with _io.open_raw(path) as f:
         head = f.read(_MIN_BYTES)
     if not head.startswith(MAGIC):
         raise FormatError(path, f"an Nsight Compute report starting with {MAGIC!r}", f"{head[:4]!r}", _FIX)
@@ -70,7 +70,11 @@ def _metrics(action: Any, units: dict[str, str]) -> dict[str, float]:
         name = sys.intern(raw_name)  # one key object shared by every launch's dict
         if name.startswith(_ncu.SKIP_PREFIXES):
             continue
-        scaled = _scaled(action.metric_by_name(name))
+        try:
+            metric = action.metric_by_name(name)
+        except TypeError:  # a damaged name (invalid UTF-8) that the library cannot take back as char*
+            continue
+        scaled = _scaled(metric)
         if scaled is not None:
             out[name], units[name] = scaled
     return out

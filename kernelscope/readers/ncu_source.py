@@ -24,6 +24,7 @@ from typing import Any
 from kernelscope.model.ncu import NcuHeadline, NcuKernelSource, NcuSource, SassInstruction
 from kernelscope.model.source import SourceLocation
 from kernelscope.readers import _ncu, ncu_rep
+from kernelscope.readers._io import open_raw
 
 FORMAT = "ncu-rep"
 STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
@@ -41,7 +42,7 @@ _CLAUSE_END = re.compile(r"(?<=\w)[:.](?:\s|$)")
 
 def is_report(path: Path) -> bool:
     """True when ``path`` starts with the ``.ncu-rep`` magic (else it may be the CSV export)."""
-    with path.open("rb") as f:
+    with open_raw(path) as f:
         return f.read(len(ncu_rep.MAGIC)) == ncu_rep.MAGIC
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelscope.errors import FormatError
+from kernelscope.model import numbers
 from kernelscope.model.ncu import NcuKernelSource, NcuSource, SassInstruction
 from kernelscope.readers import _csv, _ncu
 
@@ -81,8 +82,8 @@ class _Columns:
 
 
 def _int(cell: str) -> int:
-    v = _ncu.number(cell)  # "-" and "" (no value) count as 0, as ncu's own view shows them
-    return 0 if v is None else round(v)
+    v = numbers.to_float(cell)  # "-" and "" (no value) count as 0, as ncu's own view shows them
+    return 0 if v is None or abs(v) >= numbers.INT64_MAX else round(v)
 
 
 def _instruction(row: list[str], c: _Columns, path: Path) -> SassInstruction:

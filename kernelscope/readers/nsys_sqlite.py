@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from kernelscope.errors import FormatError
-from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile
+from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, numbers
 from kernelscope.model.records import items_from_blocks
+from kernelscope.readers._io import connect_sqlite, sql_rows
 
 FORMAT = "nsys-sqlite"
 _EXPECTED = "an Nsight Systems SQLite export (nsys export --type sqlite)"
@@ -45,6 +46,11 @@ _KERNEL_COLS = (
 )
 
 Row = dict[str, Any]
+# columns that hold integers (times, ids, sizes): read through numbers.to_int, whatever SQLite stored there
+_INTS = frozenset(
+    {*_KERNEL_COLS, "start", "end", "globalTid", "corr", "bytes", "copyKind", "id", "smCount"}
+    | {"computeMajor", "computeMinor"}
+)
 
 
 class _Db:
@@ -53,7 +59,7 @@ class _Db:
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            self.con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+            self.con = connect_sqlite(path)
         except sqlite3.Error as exc:
             raise FormatError(path, _EXPECTED, f"a file SQLite cannot open ({exc})") from None
         try:
@@ -75,10 +81,7 @@ class _Db:
         return f'{alias}."{name}"' if name in self.cols(table) else f'NULL AS "{name}"'
 
     def rows(self, sql: str, params: tuple[Any, ...] = ()) -> Iterator[Row]:
-        cur = self.con.execute(sql, params)
-        names = [d[0] for d in cur.description]
-        for values in cur:
-            yield dict(zip(names, values, strict=True))
+        return sql_rows(self.con.execute(sql, params), _INTS)
 
 
 def _string_join(db: _Db, table: str, alias: str, col: str) -> tuple[str, str]:
@@ -141,7 +144,12 @@ def _launches(db: _Db, src: str, rank: int | None) -> list[KernelLaunch]:
         return d
 
     out: list[KernelLaunch] = []
+    dropped = 0
     for r in db.rows(f"SELECT {select} FROM {t} k {joins} ORDER BY k.start"):
+        duration = numbers.span(r["start"], r["end"])
+        if duration is None or r["start"] is None or r["start"] < 0:
+            dropped += 1
+            continue
         grid, block = dim(r["gridX"], r["gridY"], r["gridZ"]), dim(r["blockX"], r["blockY"], r["blockZ"])
         corr, gpid = r["correlationId"], r["globalPid"]
         shared = [v for v in (r["staticSharedMemory"], r["dynamicSharedMemory"]) if v is not None]
@@ -150,7 +158,7 @@ def _launches(db: _Db, src: str, rank: int | None) -> list[KernelLaunch]:
                 name=_text(r, "demangledName") or _text(r, "shortName") or "<unnamed kernel>",
                 mangled=_text(r, "mangledName") or None,
                 start_ns=r["start"],
-                duration_ns=r["end"] - r["start"],
+                duration_ns=duration,
                 vendor="nvidia",
                 device=r["deviceId"],
                 rank=rank,
@@ -167,11 +175,13 @@ def _launches(db: _Db, src: str, rank: int | None) -> list[KernelLaunch]:
                 source_format=FORMAT,
             )
         )
+    numbers.count_dropped("kernel launches", dropped, src)
     return out
 
 
 def _memory_ops(db: _Db, src: str, rank: int | None) -> list[MemoryOp]:
     out: list[MemoryOp] = []
+    dropped = 0
     for table, kind in (("CUPTI_ACTIVITY_KIND_MEMCPY", "memcpy"), ("CUPTI_ACTIVITY_KIND_MEMSET", "memset")):
         if table not in db.tables:
             continue
@@ -180,13 +190,17 @@ def _memory_ops(db: _Db, src: str, rank: int | None) -> list[MemoryOp]:
         if kind == "memcpy" and "ENUM_CUDA_MEMCPY_OPER" in db.tables and "copyKind" in db.cols(table):
             label, join = "e.label AS label", "LEFT JOIN ENUM_CUDA_MEMCPY_OPER e ON e.id = m.copyKind"
         for r in db.rows(f'SELECT m.start, m."end", {cols}, {label} FROM {table} m {join} ORDER BY m.start'):
+            duration = numbers.span(r["start"], r["end"])
+            if duration is None or r["start"] is None or r["start"] < 0:
+                dropped += 1
+                continue
             what = r["label"] or _COPY_KINDS.get(r["copyKind"], "")
             out.append(
                 MemoryOp(
                     name=f"[CUDA memcpy {what}]" if kind == "memcpy" and what else f"[CUDA {kind}]",
                     kind=kind,  # type: ignore[arg-type]
                     start_ns=r["start"],
-                    duration_ns=r["end"] - r["start"],
+                    duration_ns=duration,
                     device=r["deviceId"],
                     rank=rank,
                     stream=r["streamId"],
@@ -196,6 +210,7 @@ def _memory_ops(db: _Db, src: str, rank: int | None) -> list[MemoryOp]:
                     source_format=FORMAT,
                 )
             )
+    numbers.count_dropped("memory operations", dropped, src)
     return out
 
 
@@ -218,6 +233,7 @@ def _annotations(db: _Db, rank: int | None) -> list[Annotation]:
             thread=r["globalTid"] & 0xFFFFFF if r["globalTid"] is not None else None,
         )
         for r in db.rows(sql)
+        if numbers.span(r["start"], r["end"]) is not None
     ]
 
 
@@ -232,7 +248,9 @@ def _devices(db: _Db, rank: int | None) -> list[DeviceInfo]:
     cols = ", ".join(db.col(t, "g", c) for c in ("name", "smCount", "computeMajor", "computeMinor"))
     out = []
     for r in db.rows(f"SELECT g.id, {cols} FROM {t} g ORDER BY g.id"):
-        gpu, major, minor = int(r["id"]), r["computeMajor"], r["computeMinor"]
+        gpu, major, minor = r["id"], r["computeMajor"], r["computeMinor"]
+        if gpu is None:
+            continue
         out.append(
             DeviceInfo(
                 index=cuda_id.get(gpu, gpu),

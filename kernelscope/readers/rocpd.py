@@ -33,18 +33,26 @@ from typing import Any
 import msgspec
 
 from kernelscope.errors import FormatError
-from kernelscope.model import DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile
+from kernelscope.model import DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, numbers, text
 from kernelscope.model.records import blocks_from_items
+from kernelscope.readers._io import connect_sqlite, sql_rows
 
 FORMAT = "rocpd"
 _EXPECTED = "a rocpd SQLite database with the `kernels` view (rocprofv3 --output-format rocpd)"
 
 Row = dict[str, Any]
+# columns that hold integers (times, ids, sizes): read through numbers.to_int, whatever SQLite stored there
+_INTS = frozenset(
+    {"start", "end", "agent_type_index", "stream_id", "queue_id", "stack_id", "corr_id", "kernel_id", "size"}
+    | {"vgpr_count", "accum_vgpr_count", "sgpr_count", "lds_size", "scratch_size", "type_index"}
+    | {f"{p}_{a}" for p in ("grid", "workgroup") for a in "xyz"}
+    | {f"{e}_agent_type_index" for e in ("src", "dst")}
+)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
     try:
-        con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        con = connect_sqlite(path)
         con.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opening is lazy: this reads the header
     except sqlite3.DatabaseError as exc:
         raise FormatError(path, _EXPECTED, f"a file SQLite cannot open ({exc})") from None
@@ -52,10 +60,7 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 def _rows(con: sqlite3.Connection, sql: str) -> Iterator[Row]:
-    cur = con.execute(sql)
-    cols = [d[0] for d in cur.description]
-    for values in cur:
-        yield dict(zip(cols, values, strict=True))
+    return sql_rows(con.execute(sql), _INTS)
 
 
 def _dim(r: Row, prefix: str, cache: dict[tuple[int, int, int], Dim3]) -> Dim3 | None:
@@ -96,7 +101,7 @@ def _devices(con: sqlite3.Connection, names: set[str], rank: int | None) -> list
             raw, str | bytes
         ):  # the agent record as JSON text when the writer kept it; cu_count is only there
             try:
-                extra = msgspec.json.decode(raw)
+                extra = text.json(raw)
             except msgspec.DecodeError:  # binary JSONB, or not JSON: no CU count then
                 extra = None
         cus = extra.get("cu_count") if isinstance(extra, dict) else None
@@ -122,7 +127,12 @@ def _launches(con: sqlite3.Connection, names: set[str], src: str, rank: int | No
                 mangled[(guid, kid)] = sym
     dims: dict[tuple[int, int, int], Dim3] = {}
     out: list[KernelLaunch] = []
+    dropped = 0
     for r in _rows(con, "SELECT * FROM kernels ORDER BY start"):
+        duration = numbers.span(r["start"], r["end"])
+        if duration is None or r["start"] is None or r["start"] < 0:
+            dropped += 1
+            continue
         items, block = _dim(r, "grid", dims), _dim(r, "workgroup", dims)
         corr = r.get("stack_id", r.get("corr_id"))
         out.append(
@@ -130,7 +140,7 @@ def _launches(con: sqlite3.Connection, names: set[str], src: str, rank: int | No
                 name=r.get("name") or r.get("region") or f"kernel_id {r.get('kernel_id')}",
                 mangled=mangled.get((r.get("guid"), r.get("kernel_id"))),  # type: ignore[arg-type]
                 start_ns=r["start"],
-                duration_ns=r["end"] - r["start"],
+                duration_ns=duration,
                 vendor="amd",
                 device=r.get("agent_type_index"),
                 rank=rank,
@@ -149,6 +159,7 @@ def _launches(con: sqlite3.Connection, names: set[str], src: str, rank: int | No
                 source_format=FORMAT,
             )
         )
+    numbers.count_dropped("kernel launches", dropped, src)
     return out
 
 
@@ -156,14 +167,19 @@ def _memory_ops(con: sqlite3.Connection, names: set[str], src: str, rank: int | 
     if "memory_copies" not in names:
         return []
     out: list[MemoryOp] = []
+    dropped = 0
     for r in _rows(con, "SELECT * FROM memory_copies ORDER BY start"):
+        duration = numbers.span(r["start"], r["end"])
+        if duration is None or r["start"] is None or r["start"] < 0:
+            dropped += 1
+            continue
         gpu_end = "dst" if r.get("dst_agent_type") == "GPU" else "src"  # the GPU end of the copy, destination first
         out.append(
             MemoryOp(
                 name=r.get("name") or "MEMORY_COPY",
                 kind="memcpy",
                 start_ns=r["start"],
-                duration_ns=r["end"] - r["start"],
+                duration_ns=duration,
                 device=r.get(f"{gpu_end}_agent_type_index") if r.get(f"{gpu_end}_agent_type") == "GPU" else None,
                 rank=rank,
                 stream=r.get("stream_id"),
@@ -173,6 +189,7 @@ def _memory_ops(con: sqlite3.Connection, names: set[str], src: str, rank: int | 
                 source_format=FORMAT,
             )
         )
+    numbers.count_dropped("memory operations", dropped, src)
     return out
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kernelscope.errors import FormatError
-from kernelscope.model import Dim3, KernelLaunch, Profile
+from kernelscope.model import Dim3, KernelLaunch, Profile, numbers
 from kernelscope.model.records import blocks_from_items
 from kernelscope.readers._csv import norm, rows, to_int
 
@@ -85,6 +85,7 @@ def stream(path: Path, *, rank: int | None = None) -> Iterator[Profile]:
     batch = Profile(sources=[str(path)], formats=[FORMAT])
     src = str(path)
     width = len(header)
+    dropped = 0
     for line, row in enumerate(it, start=2):
         if not row:
             continue
@@ -93,6 +94,10 @@ def stream(path: Path, *, rank: int | None = None) -> Iterator[Profile]:
         start, end = to_int(row[get["start"]]), to_int(row[get["end"]])
         if start is None or end is None:
             raise FormatError(path, _EXPECTED, f"line {line} without integer timestamps")
+        duration = numbers.to_duration(end - start)
+        if duration is None:  # ends before it starts, or spans more than int64
+            dropped += 1
+            continue
         block = _dim(row, cols, "wg")
         items = _dim(row, cols, "grid")
         name = row[get["name"]].strip()
@@ -104,7 +109,7 @@ def stream(path: Path, *, rank: int | None = None) -> Iterator[Profile]:
             KernelLaunch(
                 name=names.setdefault(name, name),
                 start_ns=start,
-                duration_ns=end - start,
+                duration_ns=duration,
                 vendor="amd",
                 device=_agent(row[get["agent"]]) if "agent" in get else None,
                 rank=rank,
@@ -126,6 +131,7 @@ def stream(path: Path, *, rank: int | None = None) -> Iterator[Profile]:
         if len(batch.launches) >= BATCH:
             yield batch
             batch = Profile(sources=[src], formats=[FORMAT])
+    numbers.count_dropped("kernel launches", dropped, path)
     yield batch
 
 

@@ -35,8 +35,9 @@ from typing import Any
 import msgspec
 
 from kernelscope.errors import FormatError
-from kernelscope.model import DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile
+from kernelscope.model import DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, text
 from kernelscope.model.records import blocks_from_items
+from kernelscope.readers._io import open_raw
 
 FORMAT = "rocprof-json"
 _GPU = 2  # rocprofiler_agent_type_t: 1 = CPU, 2 = GPU
@@ -140,16 +141,16 @@ _EXPECTED = 'a rocprofv3 JSON results file ({"rocprofiler-sdk-tool": [...]})'
 def _decode(path: Path) -> _Document:
     """The typed document; plain files are decoded from a memory map, without a copy."""
     try:
-        with path.open("rb") as f:
+        with open_raw(path) as f:
             if f.read(2) == b"\x1f\x8b":
                 f.seek(0)
                 with gzip.open(f) as g:
-                    return _DECODER.decode(g.read())
+                    return text.json(g.read(), decoder=_DECODER)
             f.seek(0)
             if path.stat().st_size == 0:
                 raise FormatError(path, _EXPECTED, "an empty file")
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-                return _DECODER.decode(m)
+                return text.json(m, decoder=_DECODER)
     except msgspec.ValidationError as exc:
         raise FormatError(path, _EXPECTED, f"JSON of another shape ({exc})") from None
     except msgspec.DecodeError as exc:

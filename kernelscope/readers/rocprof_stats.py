@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelscope.errors import FormatError
-from kernelscope.model import KernelStats, Profile
+from kernelscope.model import KernelStats, Profile, numbers
 from kernelscope.readers._csv import norm, rows, to_float, to_int
 
 FORMAT = "rocprof-kernel-stats"
@@ -25,6 +25,7 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
         raise FormatError(path, _EXPECTED, f"columns {header[:8]}")
     col = {h: i for i, h in enumerate(header)}
     out = Profile(sources=[str(path)], formats=[FORMAT], timing="none")
+    dropped = 0
     for line, row in enumerate(it, start=2):
         if not row:
             continue
@@ -33,6 +34,10 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
         calls, total = to_int(row[col["calls"]]), to_float(row[col["totaldurationns"]])
         if calls is None or total is None:
             raise FormatError(path, _EXPECTED, f"line {line} without Calls/TotalDurationNs numbers")
+        times = [row[col[c]] for c in ("averagens", "minns", "maxns", "stddev") if c in col]
+        if calls < 0 or total < 0 or any((v := to_float(t)) is not None and v < 0 for t in times):
+            dropped += 1
+            continue
 
         def f(name: str, row: list[str] = row) -> float | None:
             return to_float(row[col[name]]) if name in col else None
@@ -50,4 +55,5 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
                 source=str(path),
             )
         )
+    numbers.count_dropped("kernel statistics", dropped, path)
     return out
