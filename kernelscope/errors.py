@@ -52,3 +52,8 @@ class ToolFailedError(KernelscopeError):
 class DroppedRecordsWarning(UserWarning):
     """Records with impossible numbers (negative, non-finite or out-of-range times) were dropped and counted;
     the CLI prints it as one ``kscope: warning:`` line."""
+
+
+class Skip(Exception):  # noqa: N818 - the name users raise: ``raise kernelscope.Skip("why")``
+    """Raised by a ``kscope tune`` factory for a combination it cannot run (the candidate is ``skipped``
+    with this message); not an error of kernelscope's."""

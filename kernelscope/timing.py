@@ -41,6 +41,7 @@ from typing import Any
 from kernelscope.analyses.stats import bootstrap_median, summarize
 from kernelscope.errors import InputError, MissingToolError, ToolFailedError
 from kernelscope.model.measurement import Measurement
+from kernelscope.model.stats import Summary
 
 NOISY = 0.05  # IQR / median above which a measurement carries a warning
 MAX_CALLS = 10_000
@@ -106,9 +107,7 @@ def bench(
     else:
         samples = _event_samples(torch, fn, n, flush, _spin_cycles(torch, host_s))
     summary = summarize(samples)
-    warnings = []
-    if summary.median > 0 and summary.iqr / summary.median > NOISY:
-        warnings.append(f"noisy: IQR is {100 * summary.iqr / summary.median:.1f}% of the median")
+    warnings = _noise(summary)
     return Measurement(
         label=label,
         device=str(torch.cuda.get_device_name()),
@@ -123,6 +122,12 @@ def bench(
         timer="kernel durations (profiler)" if timer == "cupti" and not graph else "device events",
         warnings=warnings,
     )
+
+
+def _noise(summary: Summary) -> list[str]:
+    if summary.median > 0 and summary.iqr / summary.median > NOISY:
+        return [f"noisy: IQR is {100 * summary.iqr / summary.median:.1f}% of the median"]
+    return []
 
 
 def _warm_up(torch: Any, fn: Callable[[], object], flush: Any, warmup_ms: float) -> tuple[int, float, float]:
@@ -228,6 +233,44 @@ def _graph_samples(torch: Any, fn: Callable[[], object], n: int, per: int) -> li
     return [t / per for t in _timed(torch, max(5, n // per), lambda: None, g.replay)]
 
 
+def bench_host(
+    fn: Callable[[], object], *, label: str = "fn", warmup_ms: float = 20.0, min_time_ms: float = 100.0, seed: int = 0
+) -> Measurement:
+    """Time ``fn()`` on the host with the wall clock (``perf_counter``): for CPU kernels and for running
+    ``kscope tune``'s factories without a GPU. Calls shorter than 20 µs are timed in batches (the clock's
+    own cost would otherwise be part of every sample); the same warm-up by time and statistics as ``bench``."""
+    t0 = time.perf_counter()
+    warm: list[float] = []
+    while len(warm) < 3 or time.perf_counter() - t0 < warmup_ms / 1e3:
+        h = time.perf_counter()
+        fn()
+        warm.append(time.perf_counter() - h)
+    per_call = statistics.median(warm)
+    batch = max(1, int(20e-6 / max(per_call, 1e-9)))
+    n = max(5, min(MAX_CALLS, int(min_time_ms / 1e3 / max(per_call * batch, 1e-9))))
+    samples = []
+    for _ in range(n):
+        h = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        samples.append((time.perf_counter() - h) / batch * 1e6)
+    summary = summarize(samples)
+    warnings = _noise(summary)
+    return Measurement(
+        label=label,
+        device="cpu",
+        mode="hot",
+        graph=False,
+        samples_us=samples,
+        summary=summary,
+        median_ci=bootstrap_median(samples, confidence=0.95, seed=seed),
+        warmup_calls=len(warm),
+        calls_per_sample=batch,
+        timer="wall clock (host)",
+        warnings=warnings,
+    )
+
+
 def _value(text: str) -> int | float | str:
     for kind in (int, float):
         try:
@@ -245,12 +288,11 @@ def _user_code(what: str, call: Callable[[], Any]) -> Any:
         raise InputError(f"{what} failed: {type(exc).__name__}: {exc}") from None
 
 
-def load_target(spec: str, args: Sequence[str] = ()) -> Callable[[], object]:
-    """``FILE.py:FACTORY`` or ``MODULE:FACTORY`` called with ``NAME=VALUE`` args (numbers parsed);
-    the factory does the setup (allocations, compilation) and returns the callable to time."""
+def load_object(spec: str) -> Any:
+    """The object ``FILE.py:NAME`` or ``MODULE:NAME`` names (the file is imported as a module)."""
     where, _, name = spec.rpartition(":")
     if not where or not name:
-        raise InputError(f"{spec!r}: expected FILE.py:FACTORY or MODULE:FACTORY")
+        raise InputError(f"{spec!r}: expected FILE.py:NAME or MODULE:NAME")
     if where.endswith(".py"):
         path = Path(where)
         if not path.is_file():
@@ -266,9 +308,17 @@ def load_target(spec: str, args: Sequence[str] = ()) -> Callable[[], object]:
             module = importlib.import_module(where)
         except ImportError as exc:
             raise InputError(f"{where}: cannot import ({exc})") from None
-    factory = getattr(module, name, None)
+    if not hasattr(module, name):
+        raise InputError(f"{spec}: {where} has no {name!r}")
+    return getattr(module, name)
+
+
+def load_target(spec: str, args: Sequence[str] = ()) -> Callable[[], object]:
+    """``FILE.py:FACTORY`` or ``MODULE:FACTORY`` called with ``NAME=VALUE`` args (numbers parsed);
+    the factory does the setup (allocations, compilation) and returns the callable to time."""
+    factory = load_object(spec)
     if not callable(factory):
-        raise InputError(f"{spec}: {where} has no callable {name!r}")
+        raise InputError(f"{spec}: {spec.rpartition(':')[2]!r} is not callable")
     kwargs = {}
     for a in args:
         key, sep, val = a.partition("=")

@@ -1,0 +1,1 @@
+"""``kscope tune``: search spaces, workers and executors, the store, the writers."""

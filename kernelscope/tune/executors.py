@@ -1,0 +1,343 @@
+"""Where candidates run: ``local`` (one worker process per visible GPU of this host, nothing to start) or
+``ray`` (the same worker hosted by a Ray actor with ``num_gpus=1``, on every node of a cluster).
+
+Both hand work out dynamically — a worker that finishes takes the next item — so uneven candidate costs
+balance instead of one device receiving the slowest third of a static split. Only one candidate runs on a
+device at a time. ``on_done`` sees every reply (or death) and may return items to run next (a crashed
+candidate's retry, a shape's stage 2); an item whose worker's host disappears is re-queued, not failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kernelscope.errors import InputError, KernelscopeError, MissingToolError, ToolFailedError
+from kernelscope.tune.protocol import Hello, Job, Reply, Setup, encode, hello_decoder, reply_decoder
+from kernelscope.tune.slot import Died, Slot, pinned_env
+
+
+@dataclass
+class Item:
+    """One unit of work: a job, its deadline, and the caller's bookkeeping (``tag``)."""
+
+    job: Job
+    timeout_s: float
+    tag: Any = None
+    attempt: int = 1
+    lost: int = 0  # times its worker's host vanished under it
+    seconds: float = 0.0  # wall time of its last run, set by the executor
+
+
+@dataclass
+class WorkerInfo:
+    name: str
+    hello: Hello
+    restarts: int = 0
+
+
+OnDone = Callable[[Item, "Reply | Died", WorkerInfo], Sequence[Item]]
+
+
+class Executor(Protocol):
+    kind: str
+
+    def start(self) -> list[WorkerInfo]: ...
+
+    def map(self, items: Sequence[Item], on_done: OnDone) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class DeviceList:
+    vendor: str  # nvidia, amd or cpu
+    ids: list[str]  # what the pinning variable takes, one per device
+    names: list[str] = field(default_factory=list)
+
+
+_PROBE = """
+import json, os
+try:
+    import torch
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+except ImportError:
+    torch, n = None, 0
+hip = bool(n and torch.version.hip)
+out = []
+for i in range(n):
+    p = torch.cuda.get_device_properties(i)
+    out.append([str(getattr(p, "uuid", "")), p.name])
+print(json.dumps({"hip": hip, "devices": out}))
+"""
+
+
+def probe_devices() -> DeviceList:
+    """The GPUs this process may use, probed in a child process (the parent never creates a GPU context)."""
+    try:
+        done = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=300, check=False)
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+    except (subprocess.TimeoutExpired, OSError, ValueError, IndexError):
+        return DeviceList("cpu", [])
+    devices = found["devices"]
+    if not devices:
+        return DeviceList("cpu", [])
+    if found["hip"]:
+        visible = os.environ.get("HIP_VISIBLE_DEVICES") or os.environ.get("CUDA_VISIBLE_DEVICES")
+        entries = visible.split(",") if visible else [str(i) for i in range(len(devices))]
+        return DeviceList("amd", entries[: len(devices)], [d[1] for d in devices])
+    ids = [f"GPU-{u}" if u and not u.startswith("GPU-") else (u or str(i)) for i, (u, _) in enumerate(devices)]
+    return DeviceList("nvidia", ids, [d[1] for d in devices])
+
+
+class _Queue:
+    """The shared work list: items wait here until a worker is free; ``on_done`` may add more."""
+
+    def __init__(self, items: Sequence[Item]) -> None:
+        self.items: deque[Item] = deque(items)
+        self.inflight = 0
+        self.cond = threading.Condition()
+        self.error: BaseException | None = None
+
+    def take(self) -> Item | None:
+        with self.cond:
+            while not self.items and self.inflight and self.error is None:
+                self.cond.wait()
+            if not self.items or self.error is not None:
+                self.cond.notify_all()
+                return None
+            self.inflight += 1
+            return self.items.popleft()
+
+    def finish(self, more: Sequence[Item] = ()) -> None:
+        with self.cond:
+            self.items.extend(more)
+            self.inflight -= 1
+            self.cond.notify_all()
+
+    def fail(self, exc: BaseException) -> None:
+        with self.cond:
+            if self.error is None:
+                self.error = exc
+            self.inflight -= 1
+            self.cond.notify_all()
+
+
+class LocalExecutor:
+    """One worker process per device (``devices``), or ``workers`` CPU workers when there is no GPU."""
+
+    kind = "local"
+
+    def __init__(self, setup: Setup, devices: DeviceList, workers: int | None = None) -> None:
+        base = dict(os.environ)
+        if setup.device == "cpu" or devices.vendor == "cpu":
+            n = workers or 1
+            self.slots = [Slot(f"cpu{i}", setup, base) for i in range(n)]
+        else:
+            ids = devices.ids[: workers or len(devices.ids)]
+            self.slots = [
+                Slot(f"gpu{i}", _expecting(setup, d), pinned_env(base, d, devices.vendor)) for i, d in enumerate(ids)
+            ]
+        self.info: dict[str, WorkerInfo] = {}
+        self.lock = threading.Lock()
+
+    def start(self) -> list[WorkerInfo]:
+        """Start every worker at once (imports and GPU contexts in parallel); the first failure is raised."""
+        errors: list[BaseException] = []
+
+        def one(slot: Slot) -> None:
+            try:
+                hello = slot.start()
+            except BaseException as exc:  # re-raised below, in the caller's thread
+                errors.append(exc)
+                return
+            with self.lock:
+                self.info[slot.name] = WorkerInfo(slot.name, hello)
+
+        threads = [threading.Thread(target=one, args=(s,), daemon=True) for s in self.slots]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            self.close()
+            raise errors[0]
+        return [self.info[s.name] for s in self.slots]
+
+    def map(self, items: Sequence[Item], on_done: OnDone) -> None:
+        queue = _Queue(items)
+
+        def loop(slot: Slot) -> None:
+            while (item := queue.take()) is not None:
+                t0 = time.monotonic()
+                try:
+                    reply: Reply | Died = slot.run(item.job, item.timeout_s)
+                except Died as died:
+                    reply = died
+                except BaseException as exc:  # a worker that cannot restart: the sweep cannot go on
+                    queue.fail(exc)
+                    return
+                item.seconds = time.monotonic() - t0
+                info = self.info[slot.name]
+                info.restarts = slot.restarts
+                if slot.hello is not None:
+                    info.hello = slot.hello
+                try:
+                    more = on_done(item, reply, info)
+                except BaseException as exc:
+                    queue.fail(exc)
+                    return
+                queue.finish(more)
+
+        threads = [threading.Thread(target=loop, args=(s,), daemon=True, name=s.name) for s in self.slots]
+        for t in threads:
+            t.start()
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(timeout=0.2)  # a short join keeps Ctrl-C deliverable to this thread
+        except KeyboardInterrupt:
+            queue.fail(KeyboardInterrupt())
+            self.close()
+            raise
+        if queue.error is not None:
+            raise queue.error
+
+    def close(self) -> None:
+        for s in self.slots:
+            s.close()
+
+
+def _expecting(setup: Setup, device: str) -> Setup:
+    import msgspec
+
+    return msgspec.structs.replace(setup, expect_uuid=device if device.startswith("GPU-") else "")
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise MissingToolError("ray", "pip install 'kernelscope[ray]' for --executor ray") from None
+    return ray
+
+
+class _RayWorker:
+    """A Ray actor hosting one ``Slot``: Ray pins the actor to its GPU (``CUDA_VISIBLE_DEVICES``) and the
+    slot's worker process inherits that, so a candidate that crashes kills the worker, not the actor."""
+
+    def __init__(self, setup: bytes, name: str) -> None:
+        from kernelscope.tune.protocol import setup_decoder
+
+        self.slot = Slot(name, setup_decoder.decode(setup), dict(os.environ))
+
+    def hello(self) -> tuple[bytes, str]:
+        import socket
+
+        return encode(self.slot.start()), socket.gethostname()
+
+    def run(self, job: bytes, timeout_s: float) -> tuple[str, bytes | str, str, int]:
+        from kernelscope.tune.protocol import job_decoder
+
+        try:
+            reply = self.slot.run(job_decoder.decode(job), timeout_s)
+        except Died as died:
+            return (
+                died.status,
+                died.detail,
+                encode(self.slot.hello).decode() if self.slot.hello else "",
+                self.slot.restarts,
+            )
+        return "reply", encode(reply), encode(self.slot.hello).decode() if self.slot.hello else "", self.slot.restarts
+
+
+MAX_LOST = 2  # an item whose host vanished this often is a crash (it may be what kills hosts)
+
+
+class RayExecutor:
+    """Workers as Ray actors: one per GPU of the cluster (``num_gpus=1``), or ``workers`` CPU actors."""
+
+    kind = "ray"
+
+    def __init__(self, setup: Setup, address: str | None, workers: int | None = None) -> None:
+        self.ray = _ray()
+        self.setup = setup
+        if not self.ray.is_initialized():
+            try:
+                self.ray.init(address=address, log_to_driver=False, include_dashboard=False)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ToolFailedError(f"ray: cannot connect to {address or 'a local cluster'} ({exc})") from None
+        gpus = int(self.ray.cluster_resources().get("GPU", 0))
+        self.per = {"num_gpus": 1} if setup.device != "cpu" and gpus else {"num_cpus": 1}
+        n = workers or (gpus if "num_gpus" in self.per else 1)
+        if n < 1:
+            raise InputError("ray: the cluster has no GPU; pass --device cpu --workers N")
+        actor = self.ray.remote(max_restarts=0)(_RayWorker)
+        self.actors = {f"ray{i}": actor.options(**self.per).remote(encode(setup), f"ray{i}") for i in range(n)}
+        self.info: dict[str, WorkerInfo] = {}
+
+    def start(self) -> list[WorkerInfo]:
+        names = list(self.actors)
+        try:
+            replies = self.ray.get([self.actors[n].hello.remote() for n in names])
+        except self.ray.exceptions.RayTaskError as exc:
+            cause = exc.cause if isinstance(getattr(exc, "cause", None), KernelscopeError) else None
+            raise cause or ToolFailedError(f"ray: a worker did not start ({type(exc).__name__})") from None
+        for name, (hello, host) in zip(names, replies, strict=True):
+            self.info[name] = WorkerInfo(f"{name}@{host}", hello_decoder.decode(hello))
+        return list(self.info.values())
+
+    def map(self, items: Sequence[Item], on_done: OnDone) -> None:
+        ray = self.ray
+        queue: deque[Item] = deque(items)
+        pending: dict[Any, tuple[str, Item]] = {}
+        idle = list(self.actors)
+
+        def give() -> None:
+            while idle and queue:
+                name, item = idle.pop(0), queue.popleft()
+                ref = self.actors[name].run.remote(encode(item.job), item.timeout_s)
+                pending[ref] = (name, item)
+                item.seconds = time.monotonic()
+
+        give()
+        while pending:
+            (ref,), _ = ray.wait(list(pending), num_returns=1)
+            name, item = pending.pop(ref)
+            item.seconds = time.monotonic() - item.seconds
+            try:
+                status, body, hello, restarts = ray.get(ref)
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError, ray.exceptions.NodeDiedError):
+                # the actor or its node is gone: this item is not at fault; run it elsewhere
+                del self.actors[name]
+                item.lost += 1
+                if item.lost >= MAX_LOST:
+                    queue.extend(on_done(item, Died("crash", f"its host was lost {item.lost} times"), self.info[name]))
+                else:
+                    queue.appendleft(item)
+                if not self.actors:
+                    left = len(queue) + len(pending)
+                    raise ToolFailedError(f"ray: every worker was lost; {left} items not run") from None
+                give()
+                continue
+            info = self.info[name]
+            info.restarts = restarts
+            if hello:
+                info.hello = hello_decoder.decode(hello)
+            reply: Reply | Died = reply_decoder.decode(body) if status == "reply" else Died(status, str(body))
+            queue.extend(on_done(item, reply, info))
+            idle.append(name)
+            give()
+
+    def close(self) -> None:
+        for a in self.actors.values():
+            self.ray.kill(a)
+        self.actors.clear()

@@ -1,0 +1,251 @@
+"""A sweep: enumerate, reuse what the store has, screen and time the rest (stage 1), re-time each shape's
+finalists on one device (stage 2), decide — every result written to the store the moment it arrives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernelscope.analyses.tune import alone, decide, finalists
+from kernelscope.errors import InputError
+from kernelscope.model.tune import Best, Candidate, Outcome, Params, Space, TuneResult, key, label
+from kernelscope.tune.executors import DeviceList, Executor, Item, LocalExecutor, RayExecutor, WorkerInfo, probe_devices
+from kernelscope.tune.protocol import Compare, CompareReply, Reply, Run, RunReply, Setup
+from kernelscope.tune.slot import Died
+from kernelscope.tune.space import enumerate_candidates
+from kernelscope.tune.store import Store, env_key
+
+RETRY = ("crash",)  # retried once in a fresh process: a crash may be the previous candidate's doing
+Progress = Callable[[int, int, str, dict[str, int]], None]
+
+
+@dataclass
+class Options:
+    """How to run a sweep (``kscope tune``'s options; defaults are the CLI's)."""
+
+    store: Path
+    executor: str = "local"
+    ray_address: str | None = None
+    workers: int | None = None
+    timeout_s: float = 60.0
+    stage1_ms: float = 100.0
+    warmup_ms: float = 25.0
+    rounds: int = 10
+    round_ms: float = 20.0
+    within: float = 0.05
+    top: int = 6
+    retry_failed: bool = False
+    seed: int = 0
+    pruned: dict[str, Outcome] = field(default_factory=dict)  # by Candidate.id: the screen's verdicts
+
+
+def source_hash(spec: str, kind: str, extra: Sequence[str] = ()) -> str:
+    """The identity of the code being tuned: the target file's bytes (a module's file when given as
+    MODULE:NAME) and its name; a change to the kernel's source starts a fresh set of results."""
+    where, _, name = spec.rpartition(":")
+    path = Path(where)
+    if not where.endswith(".py"):
+        import importlib.util
+
+        try:
+            found = importlib.util.find_spec(where)
+        except (ImportError, ValueError):
+            found = None
+        if found is None or not found.origin:
+            raise InputError(f"{spec}: cannot find module {where!r}")
+        path = Path(found.origin)
+    try:
+        digest = hashlib.sha256(path.read_bytes())
+    except OSError as exc:
+        raise InputError(f"{where}: {exc.strerror or exc}") from None
+    digest.update(f"\0{kind}\0{name}".encode())
+    for e in extra:
+        digest.update(b"\0" + e.encode())
+    return digest.hexdigest()[:16]
+
+
+class _Sweep:
+    def __init__(
+        self, setup: Setup, space: Space, shapes: Sequence[Params], opts: Options, progress: Progress | None
+    ) -> None:
+        self.setup, self.space, self.opts, self.progress = setup, space, opts, progress
+        self.shapes = [dict(s) for s in shapes]
+        self.source = source_hash(setup.spec, setup.kind, [setup.reference or ""])
+        self.store = Store(opts.store)
+        self.outcomes: dict[str, Outcome] = {}
+        self.best: dict[str, Best] = {}
+        self.lock = threading.Lock()
+        self.done = 0
+        self.total = 0
+        self.reused = 0
+        self.env = ""
+        self.notes: list[str] = []
+
+    def executor(self) -> Executor:
+        if self.opts.executor == "ray":
+            return RayExecutor(self.setup, self.opts.ray_address, self.opts.workers)
+        devices = DeviceList("cpu", []) if self.setup.device == "cpu" else probe_devices()
+        if self.setup.device == "cuda" and not devices.ids:
+            raise InputError("--device cuda: no GPU is visible to PyTorch here (use --device cpu or auto)")
+        return LocalExecutor(self.setup, devices, self.opts.workers)
+
+    def _report(self) -> None:
+        if self.progress is None:
+            return
+        ok = [o for o in self.outcomes.values() if o.status == "ok" and o.median_us is not None]
+        lead = min(ok, key=lambda o: o.median_us or math.inf, default=None)
+        best = f"best {lead.median_us:.2f} µs ({label(lead.config)})" if lead else "no result yet"
+        failures: dict[str, int] = {}
+        for o in self.outcomes.values():
+            if o.status not in ("ok", "skipped", "pruned"):
+                failures[o.status] = failures.get(o.status, 0) + 1
+        self.progress(self.done, self.total, best, failures)
+
+    def _record(self, o: Outcome, *, store: bool = True) -> None:
+        with self.lock:
+            self.outcomes[Candidate(shape=o.shape, config=o.config).id] = o
+            if store:
+                self.store.put(self.source, self.setup.spec, self.env, o)
+            self.done += 1
+            self._report()
+
+    def on_done(self, item: Item, reply: Reply | Died, worker: WorkerInfo) -> list[Item]:
+        if isinstance(item.job, Compare):
+            self._decided(item, reply, worker)
+            return []
+        assert isinstance(item.job, Run)
+        job = item.job
+        if isinstance(reply, Died):
+            if reply.status in RETRY and item.attempt == 1:
+                return [Item(job=job, timeout_s=item.timeout_s, attempt=2)]
+            o = Outcome(shape=job.shape, config=job.config, status=reply.status, detail=reply.detail)  # type: ignore[arg-type]
+        else:
+            assert isinstance(reply, RunReply)
+            o = Outcome(
+                shape=job.shape, config=job.config, status=reply.status, median_us=reply.median_us, ci_us=reply.ci_us,
+                iqr_us=reply.iqr_us, samples=reply.samples, detail=reply.detail, registers=reply.registers,
+                shared_bytes=reply.shared_bytes,
+            )  # fmt: skip
+        o.device, o.device_uuid = worker.hello.device, worker.hello.device_uuid
+        o.attempts, o.seconds = item.attempt, round(item.seconds, 3)
+        self._record(o)
+        return []
+
+    def _decided(self, item: Item, reply: Reply | Died, worker: WorkerInfo) -> None:
+        shape, entrants = item.tag
+        if isinstance(reply, Died) or not isinstance(reply, CompareReply) or len(reply.kept) < 2:
+            why = reply.detail if isinstance(reply, Died) else "fewer than two finalists could be rebuilt"
+            fastest = min(entrants, key=lambda o: o.median_us or math.inf)
+            b = alone(fastest, self.space.incumbent)
+            with self.lock:
+                self.best[key(shape)] = b
+                self.notes.append(f"{label(shape)}: stage 2 did not run ({why}); best by stage 1 only")
+            return
+        kept = [entrants[i] for i in reply.kept]
+        b = decide(
+            shape, [o.config for o in kept], reply.times, incumbent=self.space.incumbent, stage1=kept,
+            device=worker.hello.device, seed=self.opts.seed,
+        )  # fmt: skip
+        with self.lock:
+            self.best[key(shape)] = b
+            self.store.put_decision(self.source, self.env, [o.config for o in entrants], b)
+
+    def run(self) -> TuneResult:
+        t0 = time.monotonic()
+        todo: list[Candidate] = []
+        ids: list[str] = []
+        for cand, broken in enumerate_candidates(self.space, self.shapes):
+            ids.append(cand.id)
+            if broken is not None:
+                self.outcomes[cand.id] = Outcome(
+                    shape=cand.shape, config=cand.config, status="skipped", detail=f"constraint: {broken}"
+                )
+            elif cand.id in self.opts.pruned:
+                self.outcomes[cand.id] = self.opts.pruned[cand.id]
+            else:
+                todo.append(cand)
+        ex = self.executor()
+        try:
+            workers = ex.start()
+            hello = workers[0].hello
+            self.env = env_key(hello.environment | {"device": hello.device})
+            if len({w.hello.device for w in workers}) > 1:
+                self.notes.append(
+                    "workers run on different device models: stage 1 times are not comparable across them"
+                )
+            self.store.put_environment(self.env, hello.environment | {"device": hello.device})
+            stored = self.store.get(self.source, self.env)
+            fresh: list[Candidate] = []
+            for cand in todo:
+                old = stored.get((key(cand.shape), key(cand.config)))
+                if old is not None and not (self.opts.retry_failed and old.status != "ok"):
+                    old.shape, old.config = cand.shape, cand.config  # the user's param order
+                    self.outcomes[cand.id] = old
+                    self.reused += 1
+                else:
+                    fresh.append(cand)
+            self.total = len(fresh)
+            self._report()
+            run = [
+                Run(shape=c.shape, config=c.config, min_time_ms=self.opts.stage1_ms, warmup_ms=self.opts.warmup_ms)
+                for c in fresh
+            ]
+            ex.map([Item(job=j, timeout_s=self.opts.timeout_s) for j in run], self.on_done)
+            ex.map(self._stage2(), self.on_done)
+        finally:
+            ex.close()
+            self.store.close()
+        order = {key(s): i for i, s in enumerate(self.shapes)}
+        best = sorted(self.best.values(), key=lambda b: order.get(key(b.shape), 0))
+        return TuneResult(
+            best=best,
+            candidates=[self.outcomes[i] for i in ids if i in self.outcomes],
+            reused=self.reused,
+            target=self.setup.spec,
+            source_hash=self.source,
+            environment=hello.environment | {"device": hello.device},
+            workers=[f"{w.name}: {w.hello.device} {w.hello.device_uuid}".strip() for w in workers],
+            executor=ex.kind,
+            wall_s=round(time.monotonic() - t0, 3),
+            notes=self.notes,
+        )
+
+    def _stage2(self) -> list[Item]:
+        items = []
+        for shape in self.shapes:
+            ok = [o for o in self.outcomes.values() if key(o.shape) == key(shape) and o.status == "ok" and o.median_us]
+            entrants = finalists(ok, within=self.opts.within, top=self.opts.top, incumbent=self.space.incumbent)
+            if len(entrants) == 1:
+                self.best[key(shape)] = alone(entrants[0], self.space.incumbent)
+            if len(entrants) < 2:
+                continue
+            old = self.store.get_decision(self.source, self.env, shape, [o.config for o in entrants])
+            if old is not None:
+                self.best[key(shape)] = old
+                continue
+            job = Compare(
+                shape=shape,
+                configs=[o.config for o in entrants],
+                rounds=self.opts.rounds,
+                round_ms=self.opts.round_ms,
+                seed=self.opts.seed,
+            )
+            budget = self.opts.timeout_s * len(entrants) + self.opts.rounds * len(entrants) * (
+                self.opts.round_ms / 1e3 * 3 + 0.5
+            )
+            items.append(Item(job=job, timeout_s=budget, tag=(shape, entrants)))
+        return items
+
+
+def sweep(
+    setup: Setup, space: Space, shapes: Sequence[Params], opts: Options, progress: Progress | None = None
+) -> TuneResult:
+    if not shapes:
+        raise InputError("no shapes to tune: give --shape NAME=VALUE,... or shapes: in the space file")
+    return _Sweep(setup, space, shapes, opts, progress).run()

@@ -1,0 +1,136 @@
+"""What a worker tunes: a user's factory (``FILE.py:FACTORY``), built per candidate, and its reference.
+
+``FACTORY(config, shape)`` does the set-up (allocation, compilation) and returns the zero-argument callable
+to time; what that callable returns is compared with ``REFERENCE(shape)`` when one is given. Outputs are
+compared with ``atol``/``rtol`` (tensors and arrays, elementwise; a NaN anywhere is a mismatch, which is
+why a factory should pre-fill its outputs with NaN) and everything else with ``==``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from kernelscope.errors import InputError
+from kernelscope.model.tune import Params, key
+from kernelscope.timing import load_object
+from kernelscope.tune.protocol import Setup
+
+
+class Target(Protocol):
+    def build(self, config: Params, shape: Params) -> Callable[[], object]: ...
+
+    def expected(self, shape: Params) -> object: ...  # NO_REFERENCE when there is none
+
+    def resources(self, fn: Callable[[], object]) -> tuple[int | None, int | None]: ...  # registers, shared bytes
+
+
+NO_REFERENCE = object()
+
+
+class FactoryTarget:
+    def __init__(self, setup: Setup) -> None:
+        self.factory = _callable(setup.spec, "FACTORY(config, shape)")
+        self.reference = _callable(setup.reference, "FUNC(shape)") if setup.reference else None
+        self._expected: dict[str, object] = {}
+
+    def build(self, config: Params, shape: Params) -> Callable[[], object]:
+        fn = self.factory(dict(config), dict(shape))
+        if not callable(fn):
+            raise TypeError(f"the factory returned {type(fn).__name__}, expected a zero-argument callable")
+        return fn  # type: ignore[no-any-return]
+
+    def expected(self, shape: Params) -> object:
+        if self.reference is None:
+            return NO_REFERENCE
+        k = key(shape)
+        if k not in self._expected:
+            self._expected[k] = self.reference(dict(shape))
+        return self._expected[k]
+
+    def resources(self, fn: Callable[[], object]) -> tuple[int | None, int | None]:
+        return getattr(fn, "registers", None), getattr(fn, "shared_bytes", None)
+
+
+def _callable(spec: str, what: str) -> Callable[..., Any]:
+    obj = load_object(spec)
+    if not callable(obj):
+        raise InputError(f"{spec}: expected a callable {what}, found {type(obj).__name__}")
+    return obj  # type: ignore[no-any-return]
+
+
+def load(setup: Setup) -> Target:
+    if setup.kind == "triton":
+        from kernelscope.tune.triton_target import TritonTarget
+
+        return TritonTarget(setup)
+    return FactoryTarget(setup)
+
+
+def mismatch(got: object, want: object, atol: float, rtol: float, where: str = "output") -> str | None:
+    """Why ``got`` is not ``want`` (None: they agree). Tensors (torch, numpy) elementwise within tolerance,
+    sequences and dicts item by item, anything else with ``==``."""
+    if _is_array(got) or _is_array(want):
+        return _array_mismatch(got, want, atol, rtol, where)
+    if isinstance(want, (list, tuple, dict)) and isinstance(got, type(want)):
+        return _items_mismatch(got, want, atol, rtol, where)
+    if isinstance(want, float) and isinstance(got, (int, float)):
+        ok = math.isclose(got, want, rel_tol=rtol, abs_tol=atol)
+        return None if ok else f"{where}: {got!r}, expected {want!r}"
+    return None if got == want else f"{where}: {_short(got)}, expected {_short(want)}"
+
+
+def _items_mismatch(got: Any, want: Any, atol: float, rtol: float, where: str) -> str | None:
+    if isinstance(want, dict):
+        if got.keys() != want.keys():
+            return f"{where}: keys {sorted(map(str, got))}, expected {sorted(map(str, want))}"
+        pairs = [(f"{where}[{k!r}]", got[k], want[k]) for k in want]
+    else:
+        if len(got) != len(want):
+            return f"{where}: {len(got)} items, expected {len(want)}"
+        pairs = [(f"{where}[{i}]", g, w) for i, (g, w) in enumerate(zip(got, want, strict=True))]
+    return _first(mismatch(g, w, atol, rtol, at) for at, g, w in pairs)
+
+
+def _first(reasons: Any) -> str | None:
+    return next((r for r in reasons if r is not None), None)
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _is_array(x: object) -> bool:
+    return type(x).__module__.split(".")[0] in ("torch", "numpy") and hasattr(x, "shape")
+
+
+def _array_mismatch(got: Any, want: Any, atol: float, rtol: float, where: str) -> str | None:
+    import numpy as np
+
+    g, w = _numpy(got), _numpy(want)
+    if g.shape != w.shape:
+        return f"{where}: shape {tuple(g.shape)}, expected {tuple(w.shape)}"
+    if g.size == 0:
+        return None
+    gf, wf = g.astype(np.float64), w.astype(np.float64)
+    if np.isnan(gf).any() and not np.isnan(wf).any():
+        return f"{where}: {int(np.isnan(gf).sum())} of {g.size} values are NaN (never written?)"
+    close = np.isclose(gf, wf, atol=atol, rtol=rtol, equal_nan=True)
+    if close.all():
+        return None
+    bad = int((~close).sum())
+    err = float(np.nanmax(np.abs(gf - wf)))
+    return f"{where}: {bad} of {g.size} values differ beyond atol={atol:g}/rtol={rtol:g} (max abs error {err:.4g})"
+
+
+def _numpy(x: Any) -> Any:
+    import numpy as np
+
+    if type(x).__module__.split(".")[0] == "torch":
+        x = x.detach()
+        if x.dtype.is_floating_point:  # bf16/fp8 have no numpy dtype
+            x = x.float()
+        return x.cpu().numpy()
+    return np.asarray(x)
