@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import msgspec
 
+from kernelscope.cache import cache_path
 from kernelscope.ceilings.measure import CeilingProfile
 from kernelscope.errors import FormatError
 
 
 def ceilings_dir() -> Path:
-    env = os.environ.get("KSCOPE_CEILINGS")
-    if env:
-        return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kernelscope" / "ceilings"
+    return cache_path("ceilings", "KSCOPE_CEILINGS")
 
 
 def _slug(device: str) -> str:

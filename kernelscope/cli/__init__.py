@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report", "report"),
     "shapes": ("report", "shapes"),
     "bench": ("bench", "bench"),
+    "tune": ("tune", "tune_app"),
     "demo": ("demo", "demo"),
     "init": ("loop", "init"),
     "eval": ("loop", "evaluate"),

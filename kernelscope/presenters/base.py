@@ -66,7 +66,7 @@ def render_json(result: Any) -> str:
 
 def rich_table(t: Table, hidden: Collection[str] = ()) -> RichTable:
     """A ``Table`` as a rich table (cells as ``Text``: kernel names hold ``[brackets]``, not markup)."""
-    tab = RichTable(title=t.title, title_justify="left", header_style="bold")
+    tab = RichTable(title=Text(t.title), title_justify="left", header_style="bold")  # names are not markup
     cols = [c for c in t.columns if c.key not in hidden]
     for c in cols:
         tab.add_column(c.label, justify="left" if c.justify == "left" else "right", overflow="fold")

@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 
 import msgspec
 
+from kernelscope.cache import cache_path
 from kernelscope.errors import InputError
 from kernelscope.sources import scan
 
@@ -117,10 +118,7 @@ class RepoIndex(msgspec.Struct, kw_only=True):
 
 
 def default_db() -> Path:
-    env = os.environ.get("KSCOPE_INDEX")
-    if env:
-        return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "kernelscope" / "sources.sqlite"
+    return cache_path("sources.sqlite", "KSCOPE_INDEX")
 
 
 def link_tokens(symbol: str, path: str) -> set[str]:

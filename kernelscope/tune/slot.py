@@ -88,7 +88,7 @@ class Slot:
             raise ToolFailedError(f"worker {self.name} did not start: {died.detail}") from None
         if hello.error:
             self.stop()
-            raise InputError(f"{self.setup.spec}: {hello.error}")
+            raise InputError(hello.error)
         if self.setup.expect_uuid and hello.device_uuid and hello.device_uuid not in self.setup.expect_uuid:
             self.stop()
             raise ToolFailedError(
@@ -128,8 +128,9 @@ class Slot:
     def stderr_since(self, mark: int) -> str:
         self._err.flush()
         self._err.seek(mark)
-        text = self._err.read().decode("utf-8", errors="replace").strip()
+        text = self._err.read().decode("utf-8", errors="replace")
         self._err.seek(0, os.SEEK_END)
+        text = text.split("\n\nExtension modules:")[0].strip()  # faulthandler's module list: no clue to the crash
         return text[-TAIL_CHARS:]
 
     def _line(self, timeout_s: float) -> bytes:

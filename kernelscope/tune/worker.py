@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
-from kernelscope.errors import Skip, one_line
+from kernelscope.errors import KernelscopeError, Skip, one_line
 from kernelscope.model.measurement import Measurement
 from kernelscope.model.tune import Status
 from kernelscope.tune.protocol import (
@@ -221,8 +221,9 @@ def main() -> None:
     gpu = _uses_gpu(setup)
     try:
         target = load(setup)
-    except Exception as exc:
-        _send(channel, Hello(device="", device_uuid="", visible=0, environment={}, error=_reason(exc)))
+    except Exception as exc:  # kscope's own errors are already one line naming the spec
+        error = str(exc) if isinstance(exc, KernelscopeError) else f"{setup.spec}: {_reason(exc)}"
+        _send(channel, Hello(device="", device_uuid="", visible=0, environment={}, error=error))
         return
     _send(channel, fingerprint(gpu))
     worker = Worker(setup, target, gpu)

@@ -1,0 +1,348 @@
+"""kscope tune against the tuners people use today, measured side by side in one run (issue 14).
+
+    python bench/tune.py single  --out DIR   # one GPU: kscope vs @triton.autotune vs a vLLM-style script
+    python bench/tune.py repeat  --out DIR   # one GPU: 20 re-runs of each one's final choice
+    python bench/tune.py scaling --out DIR --gpus N   # 1..N GPUs: kscope local, kscope Ray, static split
+    python bench/tune.py faults  --out DIR   # one GPU: candidates that fault, a worker killed mid-sweep
+    python bench/tune.py overhead --out DIR  # CPU: the scheduler's cost per candidate
+
+The kernel is the Triton tutorial's matmul (examples/tune/matmul.py) over its 115-config space and four
+shapes (square, tall, skinny M, MLP); every binary is compiled once up front (in parallel processes, into
+Triton's disk cache) so each method is measured tuning, not compiling.
+
+- ``triton``: ``@triton.autotune`` as shipped: serial ``do_bench`` (25 ms warm-up, 100 ms of reps, the mean)
+  per config, in the calling process.
+- ``vllm``: what vLLM's and SGLang's MoE tuning scripts do per config: capture 10 calls in a CUDA graph,
+  replay it 20 times, take the mean; over GPUs, shapes are handed out statically (``shapes[i::N]``).
+- ``kscope``: ``kscope tune`` (the factory form, a fresh store): stage 1 per candidate in a worker process,
+  stage 2 on the finalists.
+- Referee: the union of every method's pick and kscope's stage-1 top 5 per shape, timed interleaved
+  (30 rounds) in one worker; regret = referee time of a pick / the best referee time - 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "examples" / "tune")]
+MATMUL = str(ROOT / "examples" / "tune" / "matmul.py")
+SPACE = ROOT / "examples" / "tune" / "matmul_space.yaml"
+
+
+def _space() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    from kernelscope.tune.space import enumerate_candidates, read_space
+
+    space = read_space(SPACE)
+    configs = [c.config for c, why in enumerate_candidates(space, space.shapes[:1]) if why is None]
+    return configs, list(space.shapes)
+
+
+def _compile_one(config: dict[str, Any]) -> float:
+    import matmul
+    import torch
+
+    t0 = time.perf_counter()
+    matmul.factory(config, {"M": 256, "N": 256, "K": 256})()
+    torch.cuda.synchronize()
+    return time.perf_counter() - t0
+
+
+def precompile(configs: list[dict[str, Any]], procs: int = 8) -> float:
+    """Every config's binary into Triton's disk cache, in parallel processes: seconds of wall time."""
+    t0 = time.perf_counter()
+    ctx = __import__("multiprocessing").get_context("spawn")
+    with cf.ProcessPoolExecutor(procs, mp_context=ctx) as pool:
+        list(pool.map(_compile_one, configs))
+    return time.perf_counter() - t0
+
+
+def _key(c: dict[str, Any]) -> str:
+    return json.dumps(c, sort_keys=True)
+
+
+def triton_autotune(shape: dict[str, Any], configs: list[dict[str, Any]] | None = None) -> tuple[dict[str, Any], float]:
+    """``@triton.autotune`` over ``configs`` (default: the kernel's own): its pick and its wall time."""
+    import matmul
+    import torch
+    import triton
+
+    kernel = matmul.matmul_kernel
+    if configs is not None:
+        kernel = triton.autotune(
+            configs=[triton.Config({k: v for k, v in c.items() if k.isupper()}, num_warps=c["num_warps"],
+                                   num_stages=c["num_stages"]) for c in configs],
+            key=["M", "N", "K"],
+        )(matmul._matmul)  # fmt: skip
+    kernel.cache.clear()
+    spec = matmul.launch(shape)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    kernel[spec["grid"]](*spec["args"])
+    torch.cuda.synchronize()
+    wall = time.perf_counter() - t0
+    best = kernel.best_config
+    pick = {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}
+    return pick, wall
+
+
+def vllm_style(shape: dict[str, Any], configs: list[dict[str, Any]]) -> tuple[dict[str, Any], float, int]:
+    """vLLM's benchmark_config: a graph of 10 calls, 5 warm-up replays, the mean of 20 timed replays.
+    Only Triton's OutOfResources is caught, as there. Its pick, wall time and configs that failed."""
+    import matmul
+    import torch
+    from triton.runtime.errors import OutOfResources
+
+    t0 = time.perf_counter()
+    best, best_us, failed = None, float("inf"), 0
+    for config in configs:
+        try:
+            fn = matmul.factory(config, shape)
+            fn()
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                for _ in range(10):
+                    fn()
+            torch.cuda.synchronize()
+            for _ in range(5):
+                graph.replay()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            lat = []
+            for _ in range(20):
+                start.record()
+                graph.replay()
+                end.record()
+                end.synchronize()
+                lat.append(start.elapsed_time(end))
+            us = sum(lat) / (20 * 10) * 1000
+            del graph
+        except OutOfResources:
+            failed += 1
+            continue
+        if us < best_us:
+            best, best_us = config, us
+    assert best is not None
+    return best, time.perf_counter() - t0, failed
+
+
+def kscope_tune(
+    store: Path, shapes: list[dict[str, Any]], workers: int | None, executor: str = "local", **kw: Any
+) -> Any:
+    from kernelscope import api
+
+    return api.tune(f"{MATMUL}:factory", space=SPACE, shapes=shapes, reference=f"{MATMUL}:reference",
+                    device="cuda", store=store, workers=workers, executor=executor, **kw)  # fmt: skip
+
+
+def referee(shape: dict[str, Any], configs: list[dict[str, Any]], rounds: int = 30) -> dict[str, float]:
+    """Interleaved re-timing of ``configs`` in one kscope worker: config key -> median µs over rounds."""
+    times = compare_rounds(shape, configs, rounds, 30.0)
+    return {_key(c): statistics.median(col) for c, col in zip(configs, zip(*times, strict=True), strict=True)}
+
+
+_EXECUTOR: Any = None
+
+
+def _executor() -> Any:
+    global _EXECUTOR
+    if _EXECUTOR is None:
+        from kernelscope.tune.executors import LocalExecutor, probe_devices
+        from kernelscope.tune.protocol import Setup
+
+        setup = Setup(kind="factory", spec=f"{MATMUL}:factory", device="cuda", cwd=str(ROOT))
+        _EXECUTOR = LocalExecutor(setup, probe_devices(), workers=1)
+        _EXECUTOR.start()
+    return _EXECUTOR
+
+
+def compare_rounds(
+    shape: dict[str, Any], configs: list[dict[str, Any]], rounds: int, round_ms: float, seed: int = 0
+) -> list[list[float]]:
+    from kernelscope.tune.executors import Item
+    from kernelscope.tune.protocol import Compare, CompareReply
+
+    got: list[Any] = []
+    job = Compare(shape=shape, configs=configs, rounds=rounds, round_ms=round_ms, seed=seed)
+    _executor().map([Item(job=job, timeout_s=600)], lambda item, reply, w: got.append(reply) or [])
+    reply = got[0]
+    assert isinstance(reply, CompareReply) and len(reply.kept) == len(configs), reply
+    return reply.times
+
+
+def single(out: Path) -> dict[str, Any]:
+    import torch
+
+    configs, shapes = _space()
+    result: dict[str, Any] = {"device": torch.cuda.get_device_name(), "configs": len(configs), "shapes": shapes}
+    result["precompile_s"] = precompile(configs)
+    rows = []
+    for shape in shapes:
+        t_pick, t_wall = triton_autotune(shape)
+        v_pick, v_wall, v_failed = vllm_style(shape, configs)
+        rows.append({"shape": shape, "triton": {"pick": t_pick, "wall_s": t_wall},
+                     "vllm": {"pick": v_pick, "wall_s": v_wall, "failed": v_failed}})  # fmt: skip
+    store = Path(tempfile.mkdtemp()) / "tune.sqlite"
+    t0 = time.perf_counter()
+    r = kscope_tune(store, shapes, workers=1)
+    result["kscope_wall_s"] = time.perf_counter() - t0
+    result["kscope_counts"] = r.counts()
+    for row, best in zip(rows, r.best, strict=True):
+        ok = sorted((o for o in r.candidates if o.shape == best.shape and o.status == "ok"), key=lambda o: o.median_us)
+        stage1_s = sum(o.seconds for o in r.candidates if o.shape == best.shape)
+        row["kscope"] = {"pick": best.config, "tie": best.tie, "wall_s_shape_stage1": stage1_s, "rounds": best.rounds,
+                         "runner_up_ratio": best.runner_up_ratio}  # fmt: skip
+        pool = {
+            _key(c): c for c in [row["triton"]["pick"], row["vllm"]["pick"], best.config, *[o.config for o in ok[:5]]]
+        }
+        ref = referee(row["shape"], list(pool.values()))
+        best_us = min(ref.values())
+        row["referee_us"] = {k: v for k, v in ref.items()}
+        row["best_us"] = best_us
+        for who in ("triton", "vllm", "kscope"):
+            row[who]["regret"] = ref[_key(row[who]["pick"])] / best_us - 1
+        row["finalists"] = [o.config for o in ok[:6]]
+    result["rows"] = rows
+    (out / "tune_single.json").write_text(json.dumps(result, indent=1))
+    return result
+
+
+def repeat(out: Path, runs: int = 20) -> dict[str, Any]:
+    """``runs`` re-runs of each method's final choice among the same finalists (kscope's stage 2 + decide;
+    @triton.autotune over the same configs): how often each returns its first answer (kscope: or a tie
+    that contains it)."""
+    from kernelscope.analyses.tune import decide
+
+    first = json.loads((out / "tune_single.json").read_text())
+    rows = []
+    for row in first["rows"]:
+        shape, fin = row["shape"], row["finalists"]
+        k_runs, t_runs = [], []
+        for i in range(runs):
+            b = decide(shape, fin, compare_rounds(shape, fin, 10, 20.0, seed=i))
+            k_runs.append({"pick": b.config, "tie": b.tie})
+            t_runs.append(triton_autotune(shape, fin)[0])
+        w = k_runs[0]["pick"]
+        same_k = sum(r["pick"] == w or w in r["tie"] for r in k_runs)
+        modal = max(({_key(p): p for p in t_runs}).values(), key=lambda p: sum(q == p for q in t_runs))
+        rows.append({"shape": shape, "kscope_consistent": same_k, "kscope_ties": sum(bool(r["tie"]) for r in k_runs),
+                     "triton_modal_share": sum(q == modal for q in t_runs), "triton_agrees_with_kscope": sum(q == w or q in k_runs[0]["tie"] for q in t_runs),
+                     "runs": runs, "kscope": k_runs, "triton": t_runs})  # fmt: skip
+    (out / "tune_repeat.json").write_text(json.dumps(rows, indent=1))
+    return {"rows": rows}
+
+
+def static_split(shapes: list[dict[str, Any]], configs: list[dict[str, Any]], gpus: int) -> float:
+    """The vLLM way over ``gpus``: process i takes shapes[i::gpus], tunes them serially; wall time."""
+    t0 = time.perf_counter()
+    procs = []
+    for i in range(gpus):
+        env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(i)}
+        procs.append(subprocess.Popen([sys.executable, __file__, "_static", json.dumps(shapes[i::gpus])], env=env))
+    for p in procs:
+        assert p.wait() == 0
+    return time.perf_counter() - t0
+
+
+def scaling(out: Path, gpus: int, stage1_ms: float = 20.0) -> dict[str, Any]:
+    configs, shapes = _space()
+    result: dict[str, Any] = {"gpus": gpus, "configs": len(configs), "shapes": len(shapes), "stage1_ms": stage1_ms}
+    result["precompile_s"] = precompile(configs)
+    runs: dict[str, dict[int, float]] = {"kscope_local": {}, "kscope_ray": {}, "static": {}}
+    ray_ok = True
+    for n in sorted({1, gpus}):
+        for name in ("kscope_local", "kscope_ray"):
+            if name == "kscope_ray" and not ray_ok:
+                continue
+            store = Path(tempfile.mkdtemp()) / "tune.sqlite"
+            t0 = time.perf_counter()
+            try:
+                r = kscope_tune(store, shapes, workers=n, executor="local" if name == "kscope_local" else "ray",
+                                stage1_ms=stage1_ms, warmup_ms=10.0)  # fmt: skip
+            except Exception as exc:  # ray missing: record why, measure the rest
+                result[f"{name}_error"] = f"{type(exc).__name__}: {exc}"
+                ray_ok = False
+                continue
+            runs[name][n] = time.perf_counter() - t0
+            result.setdefault("counts", {})[f"{name}_{n}"] = r.counts()
+        runs["static"][n] = static_split(shapes, configs, n)
+    result["wall_s"] = runs
+    result["efficiency"] = {k: v[1] / (gpus * v[gpus]) for k, v in runs.items() if 1 in v and gpus in v}
+    (out / f"tune_scaling_{gpus}.json").write_text(json.dumps(result, indent=1))
+    return result
+
+
+def faults(out: Path) -> dict[str, Any]:
+    from kernelscope import api
+
+    space = ROOT / "bench" / "data" / "tune_gpu_faults.yaml"
+    target = ROOT / "bench" / "data" / "tune_gpu_faults.py"
+    store = Path(tempfile.mkdtemp()) / "tune.sqlite"
+    t0 = time.perf_counter()
+    r = api.tune(f"{target}:factory", space=space, reference=f"{target}:reference", device="cuda", store=store,
+                 workers=1, timeout_s=20, stage1_ms=30)  # fmt: skip
+    wall = time.perf_counter() - t0
+    rows = [{"config": o.config, "status": o.status, "seconds": o.seconds, "attempts": o.attempts, "detail": o.detail[:300]}
+            for o in r.candidates]  # fmt: skip
+    lost = sum(1 for o in r.candidates if o.config["MODE"] == "ok" and o.status != "ok")
+    result = {"wall_s": wall, "counts": r.counts(), "good_lost": lost, "rows": rows}
+    (out / "tune_faults.json").write_text(json.dumps(result, indent=1))
+    return result
+
+
+def overhead(out: Path, n: int = 400) -> dict[str, Any]:
+    """Per-candidate cost of the scheduler (protocol, store write, hand-out) around a no-op candidate."""
+    from kernelscope import api
+    from kernelscope.model.tune import Space
+
+    target = ROOT / "bench" / "data" / "tune_noop.py"
+    result = {}
+    for workers in (1, 2):
+        store = Path(tempfile.mkdtemp()) / "tune.sqlite"
+        space = Space(params={"I": list(range(n))}, shapes=[{"N": 1}])
+        t0 = time.perf_counter()
+        r = api.tune(f"{target}:factory", space=space, device="cpu", store=store, workers=workers, stage1_ms=0.0,
+                     warmup_ms=0.0, rounds=2, round_ms=0.0)  # fmt: skip
+        wall = time.perf_counter() - t0
+        work = sum(o.seconds for o in r.candidates)
+        result[f"workers_{workers}"] = {"candidates": n, "wall_s": wall, "ms_per_candidate": 1e3 * wall / n,
+                                        "worker_s": work}  # fmt: skip
+    (out / "tune_overhead.json").write_text(json.dumps(result, indent=1))
+    return result
+
+
+def _static(shapes_json: str) -> None:
+    configs, _ = _space()
+    for shape in json.loads(shapes_json):
+        vllm_style(shape, configs)
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "_static":
+        _static(sys.argv[2])
+        return
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("what", choices=["single", "repeat", "scaling", "faults", "overhead"])
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--gpus", type=int, default=2)
+    a = p.parse_args()
+    a.out.mkdir(parents=True, exist_ok=True)
+    fn = {"single": single, "repeat": repeat, "faults": faults, "overhead": overhead}.get(a.what)
+    res = scaling(a.out, a.gpus) if a.what == "scaling" else fn(a.out)  # type: ignore[misc]
+    print(json.dumps(res, indent=1, default=str)[:6000])
+    if _EXECUTOR is not None:
+        _EXECUTOR.close()
+
+
+if __name__ == "__main__":
+    main()

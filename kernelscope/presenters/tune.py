@@ -1,0 +1,129 @@
+"""Presenters of ``kscope tune``: the winners per shape, every candidate, and the store (rich, JSON, CSV,
+Parquet, Markdown)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.text import Text
+
+from kernelscope.model.tune import Best, Outcome, TuneResult, label
+from kernelscope.presenters.base import (
+    Column,
+    Presenter,
+    Table,
+    render_csv,
+    render_json,
+    render_markdown,
+    render_parquet,
+    rich_table,
+)
+
+BEST_COLUMNS = [
+    Column("shape", "Shape", justify="left"),
+    Column("config", "Best config", justify="left"),
+    Column("median_us", "Median µs", 3),
+    Column("ci", "95% CI µs", justify="left"),
+    Column("verdict", "Verdict", justify="left"),
+    Column("runner_up", "Runner-up", justify="left"),
+    Column("runner_up_ratio", "Runner-up / best", 3, short="RU/best"),
+    Column("speedup", "Speedup vs incumbent", 3, short="vs incumbent"),
+    Column("rounds", "Stage-2 rounds", short="Rounds"),
+]
+CANDIDATE_COLUMNS = [
+    Column("shape", "Shape", justify="left"),
+    Column("config", "Config", justify="left"),
+    Column("status", "Status", justify="left"),
+    Column("median_us", "Median µs", 3),
+    Column("ci_lo", "CI low µs", 3, short="CI low"),
+    Column("ci_hi", "CI high µs", 3, short="CI high"),
+    Column("samples", "Samples"),
+    Column("registers", "Registers", short="Regs"),
+    Column("shared_bytes", "Shared bytes", short="Shared"),
+    Column("attempts", "Attempts", short="Tries"),
+    Column("seconds", "Seconds", 2, short="s"),
+    Column("reused", "Reused", justify="left"),
+    Column("device", "Device", justify="left"),
+    Column("detail", "Detail", justify="left"),
+]
+STYLE = {"ok": "green", "skipped": "dim", "pruned": "dim", "mismatch": "red", "crash": "bold red", "timeout": "bold red"}
+
+
+def _ci(ci: list[float] | None) -> str:
+    return f"{ci[0]:.3f}-{ci[1]:.3f}" if ci else ""
+
+
+def _best_row(b: Best) -> dict[str, Any]:
+    verdict = "winner" if not b.tie else f"tie of {len(b.tie)}"
+    if not b.rounds:
+        verdict = "only candidate" if b.runner_up is None else verdict
+    return {
+        "shape": label(b.shape),
+        "config": label(b.config),
+        "median_us": b.median_us,
+        "ci": _ci(b.ci_us),
+        "verdict": verdict,
+        "runner_up": label(b.runner_up) if b.runner_up else None,
+        "runner_up_ratio": b.runner_up_ratio[0] if b.runner_up_ratio else None,
+        "speedup": b.speedup,
+        "rounds": b.rounds,
+    }
+
+
+def _candidate_row(o: Outcome) -> dict[str, Any]:
+    lo, hi = o.ci_us if o.ci_us else (None, None)
+    row = {c.key: getattr(o, c.key, None) for c in CANDIDATE_COLUMNS}
+    row.update(shape=label(o.shape), config=label(o.config), ci_lo=lo, ci_hi=hi, reused="yes" if o.reused else "")
+    return row
+
+
+def best_table(r: TuneResult) -> Table:
+    counts = ", ".join(f"{n} {s}" for s, n in r.counts().items())
+    summary = [
+        ("target", r.target),
+        ("candidates", f"{len(r.candidates)} ({counts}); {r.reused} from the store"),
+        ("workers", f"{len(r.workers)} ({r.executor})"),
+        ("wall time", f"{r.wall_s:.1f} s"),
+    ]
+    return Table(f"kscope tune {r.target}: the best config per shape", BEST_COLUMNS, [_best_row(b) for b in r.best], summary, r.notes)
+
+
+def candidates_table(r: TuneResult | list[Outcome], title: str = "Candidates") -> Table:
+    rows = r.candidates if isinstance(r, TuneResult) else r
+    return Table(title, CANDIDATE_COLUMNS, [_candidate_row(o) for o in rows])
+
+
+def _status_line(r: TuneResult) -> Text:
+    line = Text(f"{len(r.candidates)} candidates: ")
+    for i, (status, n) in enumerate(r.counts().items()):
+        line.append(("" if i == 0 else ", ") + f"{n} {status}", style=STYLE.get(status, "yellow"))
+    line.append(f"; {r.reused} reused from the store; {r.wall_s:.1f} s on {len(r.workers)} worker(s) ({r.executor})")
+    return line
+
+
+_FAILED = ("compile_error", "mismatch", "oom", "crash", "timeout")
+
+
+def rich_renderable(r: TuneResult, all_candidates: bool = False) -> Group:
+    parts: list[Any] = [rich_table(best_table(r)), _status_line(r)]
+    shown = r.candidates if all_candidates else [o for o in r.candidates if o.status in _FAILED]
+    if shown:
+        title = "Candidates" if all_candidates else "Failed candidates (kept out of the search; --all shows every one)"
+        hidden = ("ci_lo", "ci_hi", "samples", "device") + (() if all_candidates else ("median_us", "reused"))
+        parts.append(rich_table(candidates_table(shown, title), hidden=hidden))
+    parts += [Text(f"note: {n}", style="yellow") for n in r.notes]
+    return Group(*parts)
+
+
+PRESENTERS: dict[str, Presenter] = {
+    "json": Presenter("json", ".json", False, render_json),
+    "csv": Presenter("csv", ".csv", False, lambda r: render_csv([candidates_table(r)])),
+    "parquet": Presenter("parquet", ".parquet", True, lambda r: render_parquet([candidates_table(r)])),
+    "markdown": Presenter("markdown", ".md", False, lambda r: render_markdown([best_table(r), candidates_table(r)])),
+}
+STORE_PRESENTERS: dict[str, Presenter] = {
+    "json": Presenter("json", ".json", False, render_json),
+    "csv": Presenter("csv", ".csv", False, lambda rows: render_csv([candidates_table(rows)])),
+    "parquet": Presenter("parquet", ".parquet", True, lambda rows: render_parquet([candidates_table(rows)])),
+}

@@ -1,0 +1,236 @@
+"""kscope tune on the CPU: spaces and safe constraints, worker isolation (every fault status), the store
+(resume, kill -9, one new config = one evaluation), stage 2's decision, the CLI. Ray: tests/test_tune_ray.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from kernelscope import api
+from kernelscope.analyses.tune import decide, finalists
+from kernelscope.errors import InputError
+from kernelscope.model.tune import Outcome, Space, TuneResult
+from kernelscope.tune.space import Constraint, enumerate_candidates, parse_shape, read_space
+
+DATA = Path(__file__).parent / "data" / "tune"
+FAULTS = f"{DATA / 'faults.py'}:factory"
+REFERENCE = f"{DATA / 'faults.py'}:reference"
+KSCOPE = [sys.executable, "-m", "kernelscope"]
+
+
+# --- spaces and constraints -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "__import__('os').system('true')",
+        "BLOCK.__class__",
+        "open('/etc/passwd')",
+        "(lambda: 1)()",
+        "[x for x in range(3)]",
+        "BLOCK[0]",
+        "2 ** BLOCK",
+        "9 ** 9 ** 9",
+        "BLOCK := 3",
+    ],
+)
+def test_constraints_refuse_anything_but_arithmetic(text: str) -> None:
+    with pytest.raises(InputError, match="constraint"):
+        Constraint(text)
+
+
+def test_constraints_evaluate_over_config_and_shape() -> None:
+    c = Constraint("BLOCK_M * BLOCK_K <= 8192 and BLOCK_M <= max(M, 16) and cdiv(M, BLOCK_M) >= 2")
+    assert c.holds({"BLOCK_M": 64, "BLOCK_K": 64, "M": 512})
+    assert not c.holds({"BLOCK_M": 256, "BLOCK_K": 64, "M": 512})
+    assert not c.holds({"BLOCK_M": 64, "BLOCK_K": 64, "M": 64})  # one block along M
+    with pytest.raises(InputError, match="M is neither a param nor a shape name"):
+        c.holds({"BLOCK_M": 64, "BLOCK_K": 64})
+    with pytest.raises(InputError, match="ZeroDivisionError"):
+        Constraint("M // BLOCK > 1").holds({"M": 4, "BLOCK": 0})
+
+
+def test_space_file_errors_are_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "s.yaml"
+    for text, match in [
+        ("params: [1, 2", "invalid YAML"),
+        ("shapes: []", "params"),
+        ("params: {B: []}", "no values"),
+        ("params: {B: [1]}\nconstraints: ['B >']", "not a Python expression"),
+        ("params: {B: [1]}\nincumbent: {C: 1}", "incumbent"),
+        ("params: {B: [{x: 1}]}", "params"),
+    ]:
+        bad.write_text(text)
+        with pytest.raises(InputError, match=match) as err:
+            read_space(bad)
+        assert "\n" not in str(err.value)
+
+
+def test_enumeration_order_and_constraint_reasons() -> None:
+    space = Space(params={"A": [1, 2], "B": [10, 20]}, constraints=["A * B < 40"])
+    got = [(c.config, why) for c, why in enumerate_candidates(space, [{"N": 1}])]
+    assert [c for c, _ in got] == [{"A": 1, "B": 10}, {"A": 1, "B": 20}, {"A": 2, "B": 10}, {"A": 2, "B": 20}]
+    assert [why for _, why in got] == [None, None, None, "A * B < 40"]
+
+
+def test_parse_shape() -> None:
+    assert parse_shape("M=4096, N=128,dtype=bf16,x=0.5,t=true") == {"M": 4096, "N": 128, "dtype": "bf16", "x": 0.5, "t": True}
+    for bad in ("M", "=3", "", "M=inf"):
+        with pytest.raises(InputError):
+            parse_shape(bad)
+
+
+# --- stage 2 ----------------------------------------------------------------------------------------
+
+
+def _o(config: dict[str, int], us: float, regs: int | None = None) -> Outcome:
+    return Outcome(shape={"N": 1}, config=config, status="ok", median_us=us, registers=regs)
+
+
+def test_decide_declares_a_winner_only_when_the_ci_separates() -> None:
+    a, b, c = {"B": 1}, {"B": 2}, {"B": 3}
+    clear = [[10.0 + 0.01 * r, 12.0 + 0.01 * ((r * 7) % 5), 20.0] for r in range(10)]
+    best = decide({"N": 1}, [a, b, c], clear, incumbent=c)
+    assert best.config == a and best.tie == [] and best.rounds == 10
+    assert best.runner_up == b and best.runner_up_ratio is not None and best.runner_up_ratio[1] > 1.15
+    assert best.speedup == pytest.approx(20.0 / 10.045, rel=1e-3)
+    # a and b alternate as the faster one: no winner, and the incumbent wins the tie-break
+    noisy = [[10.0, 10.1] if r % 2 else [10.1, 10.0] for r in range(10)]
+    tie = decide({"N": 1}, [a, b], noisy, incumbent=b)
+    assert tie.config == b and {msgspec.json.encode(t) for t in tie.tie} == {b"{\"B\":1}", b"{\"B\":2}"}
+    # without an incumbent, fewer registers break the tie
+    fewer = decide({"N": 1}, [a, b], noisy, stage1=[_o(a, 10, regs=128), _o(b, 10, regs=96)])
+    assert fewer.config == b and len(fewer.tie) == 2
+
+
+def test_finalists_keep_near_ties_and_the_incumbent() -> None:
+    ok = [_o({"B": i}, us) for i, us in enumerate([10.0, 10.3, 10.6, 30.0, 40.0])]
+    got = finalists(ok, within=0.05, top=6, incumbent={"B": 4})
+    assert [o.config["B"] for o in got] == [0, 1, 4]  # 10.6 is 6 % off; the incumbent joins to be measured
+    assert len(finalists(ok[3:], within=0.05, top=6, incumbent=None)) == 2  # always two to compare
+
+
+# --- sweeps on the CPU: faults, store, resume -------------------------------------------------------
+
+
+def _space(tmp_path: Path, modes: list[str], blocks: list[int], **extra: object) -> Path:
+    space = {
+        "params": {"BLOCK": blocks, "MODE": modes, **extra},
+        "constraints": ["MODE == 'ok' or BLOCK == 8", "BLOCK <= N"],
+        "shapes": [{"N": 4096}],
+        "incumbent": {"BLOCK": 8, "MODE": "ok", **{k: v[0] for k, v in extra.items()}},  # type: ignore[index]
+    }
+    path = tmp_path / "space.yaml"
+    path.write_text(json.dumps(space))  # JSON is YAML
+    return path
+
+
+def _tune(tmp_path: Path, space: Path, **kw: object) -> TuneResult:
+    opts: dict[str, object] = dict(space=space, reference=REFERENCE, device="cpu", store=tmp_path / "store.sqlite",
+                                   timeout_s=4.0, stage1_ms=10.0, rounds=4, round_ms=5.0, workers=2)  # fmt: skip
+    return api.tune(FAULTS, **{**opts, **kw})  # type: ignore[arg-type]
+
+
+def test_every_fault_gets_its_status_and_the_sweep_finishes(tmp_path: Path) -> None:
+    modes = ["ok", "segv", "hang", "exit", "wrong", "oom", "skip", "compile"]
+    r = _tune(tmp_path, _space(tmp_path, modes, [4, 8, 64, 10_000]))
+    by = {(o.config["BLOCK"], o.config["MODE"]): o for o in r.candidates}
+    assert by[(8, "segv")].status == "crash" and "SIGSEGV" in by[(8, "segv")].detail
+    assert 'faults.py", line' in by[(8, "segv")].detail  # the stack of the crash, from the worker's stderr
+    assert by[(8, "exit")].status == "crash" and "exit status 7" in by[(8, "exit")].detail
+    assert by[(8, "segv")].attempts == by[(8, "exit")].attempts == 2  # retried once in a fresh process
+    assert by[(8, "hang")].status == "timeout" and by[(8, "hang")].attempts == 1
+    assert by[(8, "wrong")].status == "mismatch" and "differ" in by[(8, "wrong")].detail
+    assert by[(8, "oom")].status == "oom"
+    assert by[(8, "skip")].status == "skipped" and "does not divide" in by[(8, "skip")].detail
+    assert by[(8, "compile")].status == "compile_error" and "ptxas" in by[(8, "compile")].detail
+    assert by[(10_000, "ok")].status == "skipped" and "BLOCK <= N" in by[(10_000, "ok")].detail
+    assert all(by[(b, "ok")].status == "ok" for b in (4, 8, 64))
+    assert len(r.candidates) == 4 * 8
+    (best,) = r.best
+    assert best.config == {"BLOCK": 64, "MODE": "ok"}  # 16x fewer loop steps than BLOCK=4: no tie possible
+    assert best.speedup is not None and best.speedup > 1.5  # over the incumbent BLOCK=8, in the same rounds
+
+
+def test_store_resumes_and_a_new_config_costs_one_evaluation(tmp_path: Path) -> None:
+    space = _space(tmp_path, ["ok", "wrong"], [4, 8, 64])
+    first = _tune(tmp_path, space)
+    ran = [o for o in first.candidates if not o.reused and o.status != "skipped"]
+    assert first.reused == 0 and len(ran) == 4
+    again = _tune(tmp_path, space)
+    assert again.reused == 4 and all(o.reused for o in again.candidates if o.status != "skipped")
+    assert [b.config for b in again.best] == [b.config for b in first.best]  # same finalists: the stored decision
+    more = _tune(tmp_path, _space(tmp_path, ["ok", "wrong"], [4, 8, 64, 128]))
+    fresh = [o for o in more.candidates if not o.reused and o.status != "skipped"]
+    assert more.reused == 4 and [o.config for o in fresh] == [{"BLOCK": 128, "MODE": "ok"}]
+    rows = sqlite3.connect(tmp_path / "store.sqlite").execute("SELECT count(*) FROM results").fetchone()
+    assert rows == (5,)
+
+
+def test_a_sweep_killed_with_sigkill_keeps_every_finished_result(tmp_path: Path) -> None:
+    space = _space(tmp_path, ["ok"], [1, 2, 4, 8, 16, 32, 64, 128], SLEEP=[0.4])
+    store = tmp_path / "store.sqlite"
+    cmd = [*KSCOPE, "tune", FAULTS, "--space", str(space), "--reference", REFERENCE, "--device", "cpu",
+           "--store", str(store), "--workers", "1", "--stage1-ms", "5", "--json"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    done = 0
+    while time.monotonic() < deadline and done < 3:
+        time.sleep(0.2)
+        if store.exists():
+            try:
+                done = sqlite3.connect(store).execute("SELECT count(*) FROM results").fetchone()[0]
+            except sqlite3.OperationalError:  # the tables are being created
+                continue
+    os.killpg(proc.pid, signal.SIGKILL)  # kscope and its worker, mid-sweep
+    proc.wait()
+    assert 3 <= done < 8
+    kept = sqlite3.connect(store).execute("SELECT count(*) FROM results").fetchone()[0]
+    r = _tune(tmp_path, space, workers=1)
+    assert r.reused == kept >= done  # nothing finished was lost
+    assert sum(not o.reused for o in r.candidates) == 8 - kept  # and nothing finished ran twice
+    assert all(o.status == "ok" for o in r.candidates)
+
+
+# --- the command line -------------------------------------------------------------------------------
+
+
+def _kscope(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*KSCOPE, *args], capture_output=True, text=True, cwd=cwd, timeout=300, check=False)
+
+
+def test_cli_json_show_export_and_errors(tmp_path: Path) -> None:
+    space = _space(tmp_path, ["ok", "wrong"], [8, 64])
+    store = str(tmp_path / "store.sqlite")
+    done = _kscope("tune", FAULTS, "--space", str(space), "--reference", REFERENCE, "--device", "cpu",
+                   "--store", store, "--stage1-ms", "5", "--rounds", "3", "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["schema"] == "kernelscope.tune.v1"
+    assert {"best", "candidates", "reused"} <= doc.keys()
+    assert doc["best"][0]["config"] == {"BLOCK": 64, "MODE": "ok"} and len(doc["best"][0]["ci_us"]) == 2
+    assert {c["status"] for c in doc["candidates"]} == {"ok", "mismatch", "skipped"}
+    shown = _kscope("tune", "show", "--store", store, "--status", "mismatch", "--json")
+    assert shown.returncode == 0 and [o["config"]["MODE"] for o in json.loads(shown.stdout)] == ["wrong"]
+    csv = tmp_path / "all.csv"
+    assert _kscope("tune", "export", "--store", store, "-o", str(csv)).returncode == 0
+    assert len(csv.read_text().splitlines()) == 1 + 3  # header + the three candidates that ran
+    for args, match in [
+        (["tune", FAULTS, "--space", str(space), "--device", "tpu"], "--device tpu"),
+        (["tune", "missing.py:f", "--space", str(space), "--store", store], "missing.py"),
+        (["tune", f"{DATA / 'faults.py'}:nope", "--space", str(space), "--device", "cpu", "--store", store], "'nope'"),
+        (["tune", "show", "--store", str(tmp_path / "none.sqlite")], "no tuning store"),
+    ]:
+        bad = _kscope(*args)
+        assert bad.returncode == 2, (args, bad.stderr)
+        assert bad.stderr.count("\n") == 1 and match in bad.stderr and "Traceback" not in bad.stderr
