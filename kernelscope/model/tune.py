@@ -39,13 +39,17 @@ def label(params: Params) -> str:
 class Space(msgspec.Struct, frozen=True, kw_only=True):
     """What to search: every combination of ``params`` (or the explicit list ``configs``, as a Triton
     ``@triton.autotune`` gives it) that satisfies all ``constraints``, for each shape. ``incumbent``: the
-    config in use today (the speedup's reference and the first tie-breaker)."""
+    config in use today (the speedup's reference and the first tie-breaker). ``signature``: a Triton kernel's
+    runtime argument types for compiling it without a GPU (``kscope tune``'s screen), in the notation of
+    Triton's AOT compiler: ``{a_ptr: "*fp16", M: "i32", stride_ak: "i32:1"}`` (``:16`` divisible by 16,
+    ``:1`` equal to 1)."""
 
     params: dict[str, list[Value]] = {}
     configs: list[Params] = []
     constraints: list[str] = []
     shapes: list[Params] = []
     incumbent: Params | None = None
+    signature: dict[str, str] = {}
 
 
 class Candidate(msgspec.Struct, frozen=True, kw_only=True):

@@ -29,17 +29,13 @@ class Target(Protocol):
 NO_REFERENCE = object()
 
 
-class FactoryTarget:
-    def __init__(self, setup: Setup) -> None:
-        self.factory = _callable(setup.spec, "FACTORY(config, shape)")
-        self.reference = _callable(setup.reference, "FUNC(shape)") if setup.reference else None
-        self._expected: dict[str, object] = {}
+class Checked:
+    """What every target shares: ``REFERENCE(shape)`` computed once per shape (every config of a shape is
+    checked against the same answer), and the resources a build attached to its callable."""
 
-    def build(self, config: Params, shape: Params) -> Callable[[], object]:
-        fn = self.factory(dict(config), dict(shape))
-        if not callable(fn):
-            raise TypeError(f"the factory returned {type(fn).__name__}, expected a zero-argument callable")
-        return fn  # type: ignore[no-any-return]
+    def __init__(self, setup: Setup) -> None:
+        self.reference = callable_object(setup.reference, "FUNC(shape)") if setup.reference else None
+        self._expected: dict[str, object] = {}
 
     def expected(self, shape: Params) -> object:
         if self.reference is None:
@@ -53,7 +49,19 @@ class FactoryTarget:
         return getattr(fn, "registers", None), getattr(fn, "shared_bytes", None)
 
 
-def _callable(spec: str, what: str) -> Callable[..., Any]:
+class FactoryTarget(Checked):
+    def __init__(self, setup: Setup) -> None:
+        self.factory = callable_object(setup.spec, "FACTORY(config, shape)")
+        super().__init__(setup)
+
+    def build(self, config: Params, shape: Params) -> Callable[[], object]:
+        fn = self.factory(dict(config), dict(shape))
+        if not callable(fn):
+            raise TypeError(f"the factory returned {type(fn).__name__}, expected a zero-argument callable")
+        return fn  # type: ignore[no-any-return]
+
+
+def callable_object(spec: str, what: str) -> Callable[..., Any]:
     obj = load_object(spec)
     if not callable(obj):
         raise InputError(f"{spec}: expected a callable {what}, found {type(obj).__name__}")
