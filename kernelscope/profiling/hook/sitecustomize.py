@@ -9,6 +9,12 @@ advances, so the ``wait/warmup/active`` schedule selects a step window and Kinet
 ``ProfilerStep#N`` annotations. With ``KSCOPE_STEP_FN=none`` the whole run is traced. The trace is
 written when the window closes or at exit, one file per process: ``$KSCOPE_TRACE_DIR/trace_rank<R>_pid<P>.json.gz``.
 
+When the workload imports ``triton``, ``_kscope_launches`` (beside this file) records every Triton kernel
+launch, which the trace cannot give with its arguments, into ``launches_rank<R>_pid<P>.jsonl`` there;
+``KSCOPE_LAUNCHES=0`` turns it off, ``KSCOPE_LAUNCHES=N`` records at most N launches (default 1,000,000).
+It hooks ``triton``'s own import rather than torch's start: the workload's kernels are created when its
+modules import triton, perhaps before torch, and a Triton-only workload never starts the profiler.
+
 Kept free of kernelscope imports: it runs inside the user's interpreter, which may not have kernelscope.
 """
 
@@ -20,15 +26,16 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 _ENV = os.environ
 
 
-def _out_path() -> str:
+def _out_path(prefix: str = "trace", ext: str = "json.gz") -> str:
     rank = _ENV.get("RANK", _ENV.get("LOCAL_RANK", "0"))
-    return os.path.join(_ENV["KSCOPE_TRACE_DIR"], f"trace_rank{rank}_pid{os.getpid()}.json.gz")
+    return os.path.join(_ENV["KSCOPE_TRACE_DIR"], f"{prefix}_rank{rank}_pid{os.getpid()}.{ext}")
 
 
 def _resolve(dotted: str) -> tuple[Any, str]:
@@ -61,6 +68,8 @@ def _start(torch: ModuleType) -> None:
             done["written"] = True
             prof.export_chrome_trace(_out_path())
             print(f"[kscope] trace written: {_out_path()}", file=sys.stderr)
+            if ledger := sys.modules.get("_kscope_launches"):  # the launches up to the trace, on disk with it
+                ledger.flush()
 
     acts = [tp.ProfilerActivity.CPU]
     if torch.cuda.is_available():  # ROCm builds report HIP devices through the cuda namespace as well
@@ -129,11 +138,26 @@ def _start(torch: ModuleType) -> None:
     atexit.register(finish)
 
 
-class _TorchLoaded(importlib.abc.MetaPathFinder):
-    """Runs ``_start`` right after ``torch`` has finished importing, then steps aside."""
+def _record_launches(triton: ModuleType) -> None:
+    try:  # a bad KSCOPE_LAUNCHES must not break the user's `import triton`
+        import _kscope_launches as ledger  # type: ignore[import-not-found]  # beside this file at run time
+
+        limit = int(_ENV.get("KSCOPE_LAUNCHES", "1000000"))
+    except (ImportError, ValueError) as exc:
+        print(f"[kscope] launch ledger disabled: {exc}", file=sys.stderr)
+        return
+    ledger.install(triton, lambda: _out_path("launches", "jsonl"), limit)
+    atexit.register(ledger.flush)
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs ``then(module)`` right after the top-level module ``name`` has finished importing, then steps aside."""
+
+    def __init__(self, name: str, then: Callable[[ModuleType], None]) -> None:
+        self.name, self.then = name, then
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if name != "torch":
+        if name != self.name:
             return None
         sys.meta_path.remove(self)
         spec = importlib.machinery.PathFinder.find_spec(name, path)
@@ -144,11 +168,13 @@ class _TorchLoaded(importlib.abc.MetaPathFinder):
 
         def exec_module(module: ModuleType) -> None:
             original(module)
-            _start(module)
+            self.then(module)
 
         loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
 
 
 if _ENV.get("KSCOPE_TRACE_DIR"):
-    sys.meta_path.insert(0, _TorchLoaded())
+    sys.meta_path.insert(0, _AfterImport("torch", _start))
+    if _ENV.get("KSCOPE_LAUNCHES") != "0":
+        sys.meta_path.insert(0, _AfterImport("triton", _record_launches))
