@@ -80,10 +80,14 @@ def triton_autotune(shape: dict[str, Any], configs: list[dict[str, Any]] | None 
     kernel = matmul.matmul_kernel
     if configs is not None:
         kernel = triton.autotune(
-            configs=[triton.Config({k: v for k, v in c.items() if k.isupper()}, num_warps=c["num_warps"],
-                                   num_stages=c["num_stages"]) for c in configs],
+            configs=[
+                triton.Config(
+                    {k: v for k, v in c.items() if k.isupper()}, num_warps=c["num_warps"], num_stages=c["num_stages"]
+                )
+                for c in configs
+            ],
             key=["M", "N", "K"],
-        )(matmul._matmul)  # fmt: skip
+        )(matmul._matmul)
     kernel.cache.clear()
     spec = matmul.launch(shape)
     torch.cuda.synchronize()
@@ -141,8 +145,17 @@ def kscope_tune(
 ) -> Any:
     from kernelscope import api
 
-    return api.tune(f"{MATMUL}:factory", space=SPACE, shapes=shapes, reference=f"{MATMUL}:reference",
-                    device="cuda", store=store, workers=workers, executor=executor, **kw)  # fmt: skip
+    return api.tune(
+        f"{MATMUL}:factory",
+        space=SPACE,
+        shapes=shapes,
+        reference=f"{MATMUL}:reference",
+        device="cuda",
+        store=store,
+        workers=workers,
+        executor=executor,
+        **kw,
+    )
 
 
 def referee(shape: dict[str, Any], configs: list[dict[str, Any]], rounds: int = 30) -> dict[str, float]:
@@ -151,19 +164,18 @@ def referee(shape: dict[str, Any], configs: list[dict[str, Any]], rounds: int = 
     return {_key(c): statistics.median(col) for c, col in zip(configs, zip(*times, strict=True), strict=True)}
 
 
-_EXECUTOR: Any = None
+_EXECUTOR: list[Any] = []  # one kscope worker for every referee and re-run, started on first use
 
 
 def _executor() -> Any:
-    global _EXECUTOR
-    if _EXECUTOR is None:
+    if not _EXECUTOR:
         from kernelscope.tune.executors import LocalExecutor, probe_devices
         from kernelscope.tune.protocol import Setup
 
         setup = Setup(kind="factory", spec=f"{MATMUL}:factory", device="cuda", cwd=str(ROOT))
-        _EXECUTOR = LocalExecutor(setup, probe_devices(), workers=1)
-        _EXECUTOR.start()
-    return _EXECUTOR
+        _EXECUTOR.append(LocalExecutor(setup, probe_devices(), workers=1))
+        _EXECUTOR[0].start()
+    return _EXECUTOR[0]
 
 
 def compare_rounds(
@@ -190,8 +202,13 @@ def single(out: Path) -> dict[str, Any]:
     for shape in shapes:
         t_pick, t_wall = triton_autotune(shape)
         v_pick, v_wall, v_failed = vllm_style(shape, configs)
-        rows.append({"shape": shape, "triton": {"pick": t_pick, "wall_s": t_wall},
-                     "vllm": {"pick": v_pick, "wall_s": v_wall, "failed": v_failed}})  # fmt: skip
+        rows.append(
+            {
+                "shape": shape,
+                "triton": {"pick": t_pick, "wall_s": t_wall},
+                "vllm": {"pick": v_pick, "wall_s": v_wall, "failed": v_failed},
+            }
+        )
     store = Path(tempfile.mkdtemp()) / "tune.sqlite"
     t0 = time.perf_counter()
     r = kscope_tune(store, shapes, workers=1)
@@ -200,8 +217,13 @@ def single(out: Path) -> dict[str, Any]:
     for row, best in zip(rows, r.best, strict=True):
         ok = sorted((o for o in r.candidates if o.shape == best.shape and o.status == "ok"), key=lambda o: o.median_us)
         stage1_s = sum(o.seconds for o in r.candidates if o.shape == best.shape)
-        row["kscope"] = {"pick": best.config, "tie": best.tie, "wall_s_shape_stage1": stage1_s, "rounds": best.rounds,
-                         "runner_up_ratio": best.runner_up_ratio}  # fmt: skip
+        row["kscope"] = {
+            "pick": best.config,
+            "tie": best.tie,
+            "wall_s_shape_stage1": stage1_s,
+            "rounds": best.rounds,
+            "runner_up_ratio": best.runner_up_ratio,
+        }
         pool = {
             _key(c): c for c in [row["triton"]["pick"], row["vllm"]["pick"], best.config, *[o.config for o in ok[:5]]]
         }
@@ -217,15 +239,15 @@ def single(out: Path) -> dict[str, Any]:
     return result
 
 
-def repeat(out: Path, runs: int = 20) -> dict[str, Any]:
+def repeat(out: Path, runs: int = 20, single_json: Path | None = None, shapes: int | None = None) -> dict[str, Any]:
     """``runs`` re-runs of each method's final choice among the same finalists (kscope's stage 2 + decide;
     @triton.autotune over the same configs): how often each returns its first answer (kscope: or a tie
     that contains it)."""
     from kernelscope.analyses.tune import decide
 
-    first = json.loads((out / "tune_single.json").read_text())
+    first = json.loads((single_json or out / "tune_single.json").read_text())
     rows = []
-    for row in first["rows"]:
+    for row in first["rows"][:shapes]:
         shape, fin = row["shape"], row["finalists"]
         k_runs, t_runs = [], []
         for i in range(runs):
@@ -235,10 +257,19 @@ def repeat(out: Path, runs: int = 20) -> dict[str, Any]:
         w = k_runs[0]["pick"]
         same_k = sum(r["pick"] == w or w in r["tie"] for r in k_runs)
         modal = max(({_key(p): p for p in t_runs}).values(), key=lambda p: sum(q == p for q in t_runs))
-        rows.append({"shape": shape, "kscope_consistent": same_k, "kscope_ties": sum(bool(r["tie"]) for r in k_runs),
-                     "triton_modal_share": sum(q == modal for q in t_runs), "triton_agrees_with_kscope": sum(q == w or q in k_runs[0]["tie"] for q in t_runs),
-                     "runs": runs, "kscope": k_runs, "triton": t_runs})  # fmt: skip
-    (out / "tune_repeat.json").write_text(json.dumps(rows, indent=1))
+        rows.append(
+            {
+                "shape": shape,
+                "kscope_consistent": same_k,
+                "kscope_ties": sum(bool(r["tie"]) for r in k_runs),
+                "triton_modal_share": sum(q == modal for q in t_runs),
+                "triton_agrees_with_kscope": sum(q == w or q in k_runs[0]["tie"] for q in t_runs),
+                "runs": runs,
+                "kscope": k_runs,
+                "triton": t_runs,
+            }
+        )
+        (out / "tune_repeat.json").write_text(json.dumps(rows, indent=1))  # each shape: a timeout keeps the rest
     return {"rows": rows}
 
 
@@ -254,12 +285,12 @@ def static_split(shapes: list[dict[str, Any]], configs: list[dict[str, Any]], gp
     return time.perf_counter() - t0
 
 
-def scaling(out: Path, gpus: int, stage1_ms: float = 20.0) -> dict[str, Any]:
+def scaling(out: Path, gpus: int, stage1_ms: float = 20.0, ray: bool = True) -> dict[str, Any]:
     configs, shapes = _space()
     result: dict[str, Any] = {"gpus": gpus, "configs": len(configs), "shapes": len(shapes), "stage1_ms": stage1_ms}
     result["precompile_s"] = precompile(configs)
     runs: dict[str, dict[int, float]] = {"kscope_local": {}, "kscope_ray": {}, "static": {}}
-    ray_ok = True
+    ray_ok = ray
     for n in sorted({1, gpus}):
         for name in ("kscope_local", "kscope_ray"):
             if name == "kscope_ray" and not ray_ok:
@@ -267,8 +298,14 @@ def scaling(out: Path, gpus: int, stage1_ms: float = 20.0) -> dict[str, Any]:
             store = Path(tempfile.mkdtemp()) / "tune.sqlite"
             t0 = time.perf_counter()
             try:
-                r = kscope_tune(store, shapes, workers=n, executor="local" if name == "kscope_local" else "ray",
-                                stage1_ms=stage1_ms, warmup_ms=10.0)  # fmt: skip
+                r = kscope_tune(
+                    store,
+                    shapes,
+                    workers=n,
+                    executor="local" if name == "kscope_local" else "ray",
+                    stage1_ms=stage1_ms,
+                    warmup_ms=10.0,
+                )
             except Exception as exc:  # ray missing: record why, measure the rest
                 result[f"{name}_error"] = f"{type(exc).__name__}: {exc}"
                 ray_ok = False
@@ -289,11 +326,21 @@ def faults(out: Path) -> dict[str, Any]:
     target = ROOT / "bench" / "data" / "tune_gpu_faults.py"
     store = Path(tempfile.mkdtemp()) / "tune.sqlite"
     t0 = time.perf_counter()
-    r = api.tune(f"{target}:factory", space=space, reference=f"{target}:reference", device="cuda", store=store,
-                 workers=1, timeout_s=20, stage1_ms=30)  # fmt: skip
+    r = api.tune(
+        f"{target}:factory",
+        space=space,
+        reference=f"{target}:reference",
+        device="cuda",
+        store=store,
+        workers=1,
+        timeout_s=20,
+        stage1_ms=30,
+    )
     wall = time.perf_counter() - t0
-    rows = [{"config": o.config, "status": o.status, "seconds": o.seconds, "attempts": o.attempts, "detail": o.detail[:300]}
-            for o in r.candidates]  # fmt: skip
+    rows = [
+        {"config": o.config, "status": o.status, "seconds": o.seconds, "attempts": o.attempts, "detail": o.detail[:300]}
+        for o in r.candidates
+    ]
     lost = sum(1 for o in r.candidates if o.config["MODE"] == "ok" and o.status != "ok")
     result = {"wall_s": wall, "counts": r.counts(), "good_lost": lost, "rows": rows}
     (out / "tune_faults.json").write_text(json.dumps(result, indent=1))
@@ -311,12 +358,25 @@ def overhead(out: Path, n: int = 400) -> dict[str, Any]:
         store = Path(tempfile.mkdtemp()) / "tune.sqlite"
         space = Space(params={"I": list(range(n))}, shapes=[{"N": 1}])
         t0 = time.perf_counter()
-        r = api.tune(f"{target}:factory", space=space, device="cpu", store=store, workers=workers, stage1_ms=0.0,
-                     warmup_ms=0.0, rounds=2, round_ms=0.0)  # fmt: skip
+        r = api.tune(
+            f"{target}:factory",
+            space=space,
+            device="cpu",
+            store=store,
+            workers=workers,
+            stage1_ms=0.0,
+            warmup_ms=0.0,
+            rounds=2,
+            round_ms=0.0,
+        )
         wall = time.perf_counter() - t0
         work = sum(o.seconds for o in r.candidates)
-        result[f"workers_{workers}"] = {"candidates": n, "wall_s": wall, "ms_per_candidate": 1e3 * wall / n,
-                                        "worker_s": work}  # fmt: skip
+        result[f"workers_{workers}"] = {
+            "candidates": n,
+            "wall_s": wall,
+            "ms_per_candidate": 1e3 * wall / n,
+            "worker_s": work,
+        }
     (out / "tune_overhead.json").write_text(json.dumps(result, indent=1))
     return result
 
@@ -335,13 +395,20 @@ def main() -> None:
     p.add_argument("what", choices=["single", "repeat", "scaling", "faults", "overhead"])
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--gpus", type=int, default=2)
+    p.add_argument("--no-ray", action="store_true", help="scaling: local and static only")
+    p.add_argument("--single", type=Path, help="repeat: the tune_single.json of an earlier run")
+    p.add_argument("--shapes", type=int, help="repeat: only the first N shapes of that run")
     a = p.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
-    fn = {"single": single, "repeat": repeat, "faults": faults, "overhead": overhead}.get(a.what)
-    res = scaling(a.out, a.gpus) if a.what == "scaling" else fn(a.out)  # type: ignore[misc]
+    if a.what == "scaling":
+        res = scaling(a.out, a.gpus, ray=not a.no_ray)
+    elif a.what == "repeat":
+        res = repeat(a.out, single_json=a.single, shapes=a.shapes)
+    else:
+        res = {"single": single, "faults": faults, "overhead": overhead}[a.what](a.out)
     print(json.dumps(res, indent=1, default=str)[:6000])
-    if _EXECUTOR is not None:
-        _EXECUTOR.close()
+    for ex in _EXECUTOR:
+        ex.close()
 
 
 if __name__ == "__main__":

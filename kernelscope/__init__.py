@@ -14,9 +14,9 @@ from kernelscope._lazy import exports
 if TYPE_CHECKING:
     from kernelscope.analyses.gap import gap as gap
     from kernelscope.api import gap_report as gap_report
-    from kernelscope.api import tune as tune
     from kernelscope.api import index_sources as index_sources
     from kernelscope.api import locate_sources as locate_sources
+    from kernelscope.api import tune as tune
     from kernelscope.errors import Skip as Skip
     from kernelscope.identity import classify as classify
     from kernelscope.inputs import open as open

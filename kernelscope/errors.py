@@ -54,6 +54,6 @@ class DroppedRecordsWarning(UserWarning):
     the CLI prints it as one ``kscope: warning:`` line."""
 
 
-class Skip(Exception):  # noqa: N818 - the name users raise: ``raise kernelscope.Skip("why")``
+class Skip(Exception):
     """Raised by a ``kscope tune`` factory for a combination it cannot run (the candidate is ``skipped``
     with this message); not an error of kernelscope's."""

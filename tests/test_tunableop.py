@@ -99,7 +99,7 @@ def test_inductor_space_matches_the_example(tmp_path: Path) -> None:
     shapes = [gemm_shape(LINEAR), gemm_shape(gemm(8))]
     space = read_space(write_inductor_space([s for s in shapes if s], tmp_path / "space.yaml"))
     assert space.shapes == shapes and space.params == INDUCTOR_SPACE.params
-    example = read_space(EXAMPLES / "SPACE.yaml")
+    example = read_space(EXAMPLES / "inductor_mm_space.yaml")
     assert example.params == INDUCTOR_SPACE.params and example.incumbent == INDUCTOR_SPACE.incumbent
     assert all(set(s) == set(shapes[0] or {}) for s in example.shapes)
 

@@ -84,7 +84,8 @@ def test_enumeration_order_and_constraint_reasons() -> None:
 
 
 def test_parse_shape() -> None:
-    assert parse_shape("M=4096, N=128,dtype=bf16,x=0.5,t=true") == {"M": 4096, "N": 128, "dtype": "bf16", "x": 0.5, "t": True}
+    got = parse_shape("M=4096, N=128,dtype=bf16,x=0.5,t=true")
+    assert got == {"M": 4096, "N": 128, "dtype": "bf16", "x": 0.5, "t": True}
     for bad in ("M", "=3", "", "M=inf"):
         with pytest.raises(InputError):
             parse_shape(bad)
@@ -107,7 +108,7 @@ def test_decide_declares_a_winner_only_when_the_ci_separates() -> None:
     # a and b alternate as the faster one: no winner, and the incumbent wins the tie-break
     noisy = [[10.0, 10.1] if r % 2 else [10.1, 10.0] for r in range(10)]
     tie = decide({"N": 1}, [a, b], noisy, incumbent=b)
-    assert tie.config == b and {msgspec.json.encode(t) for t in tie.tie} == {b"{\"B\":1}", b"{\"B\":2}"}
+    assert tie.config == b and {msgspec.json.encode(t) for t in tie.tie} == {b'{"B":1}', b'{"B":2}'}
     # without an incumbent, fewer registers break the tie
     fewer = decide({"N": 1}, [a, b], noisy, stage1=[_o(a, 10, regs=128), _o(b, 10, regs=96)])
     assert fewer.config == b and len(fewer.tie) == 2
@@ -136,8 +137,17 @@ def _space(tmp_path: Path, modes: list[str], blocks: list[int], **extra: object)
 
 
 def _tune(tmp_path: Path, space: Path, **kw: object) -> TuneResult:
-    opts: dict[str, object] = dict(space=space, reference=REFERENCE, device="cpu", store=tmp_path / "store.sqlite",
-                                   timeout_s=4.0, stage1_ms=10.0, rounds=4, round_ms=5.0, workers=2)  # fmt: skip
+    opts: dict[str, object] = dict(
+        space=space,
+        reference=REFERENCE,
+        device="cpu",
+        store=tmp_path / "store.sqlite",
+        timeout_s=4.0,
+        stage1_ms=10.0,
+        rounds=4,
+        round_ms=5.0,
+        workers=2,
+    )
     return api.tune(FAULTS, **{**opts, **kw})  # type: ignore[arg-type]
 
 
@@ -180,8 +190,24 @@ def test_store_resumes_and_a_new_config_costs_one_evaluation(tmp_path: Path) -> 
 def test_a_sweep_killed_with_sigkill_keeps_every_finished_result(tmp_path: Path) -> None:
     space = _space(tmp_path, ["ok"], [1, 2, 4, 8, 16, 32, 64, 128], SLEEP=[0.4])
     store = tmp_path / "store.sqlite"
-    cmd = [*KSCOPE, "tune", FAULTS, "--space", str(space), "--reference", REFERENCE, "--device", "cpu",
-           "--store", str(store), "--workers", "1", "--stage1-ms", "5", "--json"]  # fmt: skip
+    cmd = [
+        *KSCOPE,
+        "tune",
+        FAULTS,
+        "--space",
+        str(space),
+        "--reference",
+        REFERENCE,
+        "--device",
+        "cpu",
+        "--store",
+        str(store),
+        "--workers",
+        "1",
+        "--stage1-ms",
+        "5",
+        "--json",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 60
     done = 0
@@ -212,8 +238,23 @@ def _kscope(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
 def test_cli_json_show_export_and_errors(tmp_path: Path) -> None:
     space = _space(tmp_path, ["ok", "wrong"], [8, 64])
     store = str(tmp_path / "store.sqlite")
-    done = _kscope("tune", FAULTS, "--space", str(space), "--reference", REFERENCE, "--device", "cpu",
-                   "--store", store, "--stage1-ms", "5", "--rounds", "3", "--json")  # fmt: skip
+    done = _kscope(
+        "tune",
+        FAULTS,
+        "--space",
+        str(space),
+        "--reference",
+        REFERENCE,
+        "--device",
+        "cpu",
+        "--store",
+        store,
+        "--stage1-ms",
+        "5",
+        "--rounds",
+        "3",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["schema"] == "kernelscope.tune.v1"

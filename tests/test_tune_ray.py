@@ -45,9 +45,19 @@ def _space(tmp_path: Path, blocks: list[int], sleep: float) -> Path:
 
 def test_ray_spreads_work_over_both_nodes(tmp_path: Path, cluster: tuple[Any, list[Any]]) -> None:
     c, _ = cluster
-    r = api.tune(FAULTS, space=_space(tmp_path, [1, 2, 4, 8, 16, 32], 0.2), reference=REFERENCE, device="auto",
-                 executor="ray", ray_address=c.address, store=tmp_path / "s.sqlite", stage1_ms=5, rounds=3,
-                 round_ms=2, timeout_s=60)  # fmt: skip
+    r = api.tune(
+        FAULTS,
+        space=_space(tmp_path, [1, 2, 4, 8, 16, 32], 0.2),
+        reference=REFERENCE,
+        device="auto",
+        executor="ray",
+        ray_address=c.address,
+        store=tmp_path / "s.sqlite",
+        stage1_ms=5,
+        rounds=3,
+        round_ms=2,
+        timeout_s=60,
+    )
     assert r.executor == "ray" and len(r.workers) == 2
     assert all(o.status == "ok" for o in r.candidates)
     assert len(r.best) == 1 and r.best[0].rounds == 3  # stage 2 ran on one actor
@@ -74,9 +84,19 @@ def test_a_node_that_disappears_loses_nothing(tmp_path: Path, cluster: tuple[Any
 
     killer = threading.Thread(target=remove_a_node)
     killer.start()
-    r = api.tune(FAULTS, space=_space(tmp_path, [1, 2, 4, 8, 16, 32, 64, 128], 1.5), reference=REFERENCE,
-                 device="auto", executor="ray", ray_address=c.address, store=store, stage1_ms=5, rounds=3,
-                 round_ms=2, timeout_s=60)  # fmt: skip
+    r = api.tune(
+        FAULTS,
+        space=_space(tmp_path, [1, 2, 4, 8, 16, 32, 64, 128], 1.5),
+        reference=REFERENCE,
+        device="auto",
+        executor="ray",
+        ray_address=c.address,
+        store=store,
+        stage1_ms=5,
+        rounds=3,
+        round_ms=2,
+        timeout_s=60,
+    )
     killer.join()
     assert gone, "the node was never removed"
     assert len(r.candidates) == 8 and all(o.status == "ok" for o in r.candidates)  # re-queued, none failed

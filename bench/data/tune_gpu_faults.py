@@ -14,10 +14,11 @@ import triton.language as tl
 @triton.jit
 def _copy(x, y, n, OFFSET: tl.constexpr, SPIN: tl.constexpr, BLOCK: tl.constexpr):
     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    if SPIN:  # never ends: the loop bound is read from memory the kernel keeps rewriting
+    if SPIN:  # never ends; the store is a side effect, so the compiler may not delete the loop
         k = tl.load(x + 0)
         while k > -1.0:
-            k = tl.load(x + 0) + 1.0
+            tl.store(y + 0, k)
+            k = tl.load(y + 0) + 1.0
     tl.store(y + i + OFFSET, tl.load(x + i, mask=i < n) * 2, mask=i < n)
 
 

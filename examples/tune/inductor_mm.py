@@ -5,10 +5,10 @@ TunableOp offers only cuBLAS's ``Default`` on CUDA, so the search that can win t
 keeps the fastest. The tuned param is ``backends`` (Inductor's ``max_autotune_gemm_backends``): ``ATEN``
 is cuBLAS alone (what eager runs, the incumbent), ``TRITON`` the templates alone, ``ATEN,TRITON`` the best
 of both. The shapes are those ``kscope tune --tunableop`` recorded (``gemm_shape``: op, M, N, K, batch,
-dtype, layout in torch's terms), written with ``SPACE.yaml``'s params to ``inductor_space.yaml``.
+dtype, layout in torch's terms), written with ``inductor_mm_space.yaml``'s params to ``inductor_space.yaml``.
 
     kscope tune examples/tune/inductor_mm.py:factory --reference examples/tune/inductor_mm.py:reference \
-        --space examples/tune/SPACE.yaml --device cuda
+        --space examples/tune/inductor_mm_space.yaml --device cuda
 
 Compilation and Inductor's own autotuning happen in ``factory``, outside the timed calls.
 """

@@ -29,8 +29,16 @@ def space() -> list[dict[str, int]]:
         [16, 32, 64, 128, 256], [64, 128, 256], [32, 64], [4, 8], [3, 4]
     ):
         if (bm + bn) * bk * 2 * stages <= SMEM_BYTES and not (bm == 256 and bn == 256 and warps == 4):
-            out.append({"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 8,
-                        "num_warps": warps, "num_stages": stages})  # fmt: skip
+            out.append(
+                {
+                    "BLOCK_SIZE_M": bm,
+                    "BLOCK_SIZE_N": bn,
+                    "BLOCK_SIZE_K": bk,
+                    "GROUP_SIZE_M": 8,
+                    "num_warps": warps,
+                    "num_stages": stages,
+                }
+            )
     return out
 
 
@@ -42,9 +50,24 @@ def _configs() -> list[triton.Config]:
 
 
 @triton.jit
-def _matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-            BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
-            GROUP_SIZE_M: tl.constexpr):  # fmt: skip
+def _matmul(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_SIZE_M: tl.constexpr,
+    BLOCK_SIZE_N: tl.constexpr,
+    BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr,
+):
     pid = tl.program_id(axis=0)
     num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
     num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
@@ -106,8 +129,23 @@ def factory(config: dict[str, Any], shape: dict[str, Any]) -> Any:
     grid = _grid(m, n)
 
     def run() -> torch.Tensor:
-        _matmul[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                      **meta, num_warps=config["num_warps"], num_stages=config["num_stages"])  # fmt: skip
+        _matmul[grid](
+            a,
+            b,
+            c,
+            m,
+            n,
+            k,
+            a.stride(0),
+            a.stride(1),
+            b.stride(0),
+            b.stride(1),
+            c.stride(0),
+            c.stride(1),
+            **meta,
+            num_warps=config["num_warps"],
+            num_stages=config["num_stages"],
+        )
         return c
 
     return run

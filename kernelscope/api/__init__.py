@@ -49,7 +49,9 @@ if TYPE_CHECKING:
     from kernelscope.api._shapes import replay as replay
     from kernelscope.api._shapes import replay_candidates as replay_candidates
     from kernelscope.api._shapes import shapes as shapes
+    from kernelscope.api._tune import tunableop as tunableop
     from kernelscope.api._tune import tune as tune
     from kernelscope.api._tune import tune_results as tune_results
+    from kernelscope.api._tune import write_winners as write_winners
 
 __getattr__, __dir__ = exports(__name__)  # the TYPE_CHECKING imports are the table

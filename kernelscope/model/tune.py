@@ -101,6 +101,19 @@ class Best(msgspec.Struct, kw_only=True):
     device: str = ""
 
 
+class Screened(msgspec.Struct, kw_only=True):
+    """One candidate as the screen saw its code object for ``arch``: kept for timing, or not and why."""
+
+    shape: Params
+    config: Params
+    kept: bool
+    status: Status = "ok"  # pruned or compile_error when not kept
+    detail: str = ""
+    registers: int | None = None
+    shared_bytes: int | None = None
+    occupancy: str = ""
+
+
 class TuneResult(msgspec.Struct, Tabular, kw_only=True):
     """``kscope tune --json``: the winners, every candidate, and how many came from the store."""
 
@@ -114,6 +127,8 @@ class TuneResult(msgspec.Struct, Tabular, kw_only=True):
     executor: str = "local"
     wall_s: float = 0.0
     notes: list[str] = []
+    screen_arch: str = ""
+    screen: list[Screened] = []
     schema: str = TUNE_SCHEMA
 
     def _rows(self) -> list[dict[str, object]]:

@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
+from kernelscope.model.tunableop import TunableOpResult
 from kernelscope.model.tune import Best, Outcome, TuneResult, label
 from kernelscope.presenters.base import (
     Column,
@@ -47,7 +48,14 @@ CANDIDATE_COLUMNS = [
     Column("device", "Device", justify="left"),
     Column("detail", "Detail", justify="left"),
 ]
-STYLE = {"ok": "green", "skipped": "dim", "pruned": "dim", "mismatch": "red", "crash": "bold red", "timeout": "bold red"}
+STYLE = {
+    "ok": "green",
+    "skipped": "dim",
+    "pruned": "dim",
+    "mismatch": "red",
+    "crash": "bold red",
+    "timeout": "bold red",
+}
 
 
 def _ci(ci: list[float] | None) -> str:
@@ -86,7 +94,13 @@ def best_table(r: TuneResult) -> Table:
         ("workers", f"{len(r.workers)} ({r.executor})"),
         ("wall time", f"{r.wall_s:.1f} s"),
     ]
-    return Table(f"kscope tune {r.target}: the best config per shape", BEST_COLUMNS, [_best_row(b) for b in r.best], summary, r.notes)
+    return Table(
+        f"kscope tune {r.target}: the best config per shape",
+        BEST_COLUMNS,
+        [_best_row(b) for b in r.best],
+        summary,
+        r.notes,
+    )
 
 
 def candidates_table(r: TuneResult | list[Outcome], title: str = "Candidates") -> Table:
@@ -105,8 +119,46 @@ def _status_line(r: TuneResult) -> Text:
 _FAILED = ("compile_error", "mismatch", "oom", "crash", "timeout")
 
 
+SCREEN_COLUMNS = [
+    Column("shape", "Shape", justify="left"),
+    Column("config", "Config", justify="left"),
+    Column("verdict", "Verdict", justify="left"),
+    Column("registers", "Registers", short="Regs"),
+    Column("shared_bytes", "Shared bytes", short="Shared"),
+    Column("occupancy", "Occupancy", justify="left"),
+    Column("detail", "Why not kept", justify="left"),
+]
+
+
+def screen_table(r: TuneResult) -> Table:
+    rows = [
+        {
+            **{c.key: getattr(s, c.key, None) for c in SCREEN_COLUMNS},
+            "shape": label(s.shape),
+            "config": label(s.config),
+            "verdict": "kept" if s.kept else s.status,
+        }
+        for s in r.screen
+    ]
+    return Table(f"Screen for {r.screen_arch}: code objects compiled offline", SCREEN_COLUMNS, rows)
+
+
+def _screen_line(r: TuneResult) -> Text:
+    kept = sum(s.kept for s in r.screen)
+    by: dict[str, int] = {}
+    for s in r.screen:
+        if not s.kept:
+            by[s.status] = by.get(s.status, 0) + 1
+    dropped = ", ".join(f"{n} {k}" for k, n in by.items()) or "none dropped"
+    return Text(f"screen ({r.screen_arch}): {len(r.screen)} candidates compiled, {kept} kept, {dropped}")
+
+
 def rich_renderable(r: TuneResult, all_candidates: bool = False) -> Group:
+    if not r.best and not r.candidates and r.screen:  # --screen-only
+        return Group(rich_table(screen_table(r)), _screen_line(r))
     parts: list[Any] = [rich_table(best_table(r)), _status_line(r)]
+    if r.screen:
+        parts.append(_screen_line(r))
     shown = r.candidates if all_candidates else [o for o in r.candidates if o.status in _FAILED]
     if shown:
         title = "Candidates" if all_candidates else "Failed candidates (kept out of the search; --all shows every one)"
@@ -122,6 +174,41 @@ PRESENTERS: dict[str, Presenter] = {
     "parquet": Presenter("parquet", ".parquet", True, lambda r: render_parquet([candidates_table(r)])),
     "markdown": Presenter("markdown", ".md", False, lambda r: render_markdown([best_table(r), candidates_table(r)])),
 }
+
+
+def tunableop_renderable(r: TunableOpResult) -> Group:
+    rows = [
+        {
+            "op": g.gemm.op,
+            "params": g.gemm.params,
+            "solution": g.solution or "not tuned",
+            "time_ms": g.time_ms,
+            "alternatives": "yes" if g.alternatives else "no",
+            "worker": g.worker,
+        }
+        for g in r.gemms
+    ]
+    cols = [
+        Column("op", "Op", justify="left"),
+        Column("params", "GEMM", justify="left"),
+        Column("solution", "Solution", justify="left"),
+        Column("time_ms", "ms", 4),
+        Column("alternatives", "Had alternatives", justify="left"),
+        Column("worker", "Worker", justify="left"),
+    ]
+    parts: list[Any] = [rich_table(Table(f"TunableOp: {len(r.gemms)} GEMMs of {' '.join(r.command)}", cols, rows))]
+    if r.ab is not None and r.ab.comparison is not None and r.ab.comparison.ratio is not None:
+        c = r.ab.comparison
+        parts.append(Text(f"A/B ({r.ab.metric}): tuned / baseline = {c.ratio:.4f}, significant: {c.significant}"))
+    elif r.ab is not None and r.ab.skipped:
+        parts.append(Text(f"A/B not run: {r.ab.skipped}"))
+    if r.results_path:
+        parts.append(Text(f"results: {r.results_path}  (use: {' '.join(f'{k}={v}' for k, v in r.env.items())})"))
+    parts += [Text(f"note: {n}", style="yellow") for n in r.notes]
+    return Group(*parts)
+
+
+TUNABLEOP_PRESENTERS: dict[str, Presenter] = {"json": Presenter("json", ".json", False, render_json)}
 STORE_PRESENTERS: dict[str, Presenter] = {
     "json": Presenter("json", ".json", False, render_json),
     "csv": Presenter("csv", ".csv", False, lambda rows: render_csv([candidates_table(rows)])),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kernelscope.errors import InputError, KernelscopeError, MissingToolError, ToolFailedError
+from kernelscope.process import run_tool
 from kernelscope.tune.protocol import Hello, Job, Reply, Setup, encode, hello_decoder, reply_decoder
 from kernelscope.tune.slot import Died, Slot, pinned_env
 
@@ -80,8 +82,37 @@ print(json.dumps({"hip": hip, "devices": out}))
 """
 
 
+def _nvidia_smi() -> DeviceList | None:
+    """The visible NVIDIA GPUs from ``nvidia-smi`` (tens of ms; importing torch to ask takes seconds), or None
+    when it is missing or ``CUDA_VISIBLE_DEVICES`` names devices it cannot resolve here (MIG slices)."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None
+    try:
+        done = run_tool([exe, "--query-gpu=index,uuid,name", "--format=csv,noheader"], timeout_s=30)
+    except ToolFailedError:
+        return None
+    rows = [[f.strip() for f in line.split(",", 2)] for line in done.stdout.splitlines() if line.count(",") >= 2]
+    if done.returncode != 0 or not rows:
+        return None
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        chosen = []
+        for entry in filter(None, (e.strip() for e in visible.split(","))):
+            match = [r for r in rows if r[0] == entry or (entry.startswith("GPU-") and r[1].startswith(entry))]
+            if len(match) != 1:
+                return None
+            chosen.append(match[0])
+        rows = chosen
+    return DeviceList("nvidia", [r[1] for r in rows], [r[2] for r in rows])
+
+
 def probe_devices() -> DeviceList:
-    """The GPUs this process may use, probed in a child process (the parent never creates a GPU context)."""
+    """The GPUs this process may use: from nvidia-smi, else probed by torch in a child process (the parent
+    never creates a GPU context)."""
+    found_smi = _nvidia_smi()
+    if found_smi is not None:
+        return found_smi
     try:
         done = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=300, check=False)
         found = json.loads(done.stdout.strip().splitlines()[-1])

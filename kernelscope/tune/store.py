@@ -80,9 +80,26 @@ class Store:
     def put(self, source_hash: str, target: str, env: str, o: Outcome) -> None:
         lo, hi = o.ci_us if o.ci_us else (None, None)
         row = (
-            source_hash, target, key(o.shape), key(o.config), env, o.status, o.median_us, lo, hi, o.iqr_us, o.samples,
-            o.detail, o.device, o.device_uuid, o.attempts, o.seconds, o.registers, o.shared_bytes, time.time(),
-        )  # fmt: skip
+            source_hash,
+            target,
+            key(o.shape),
+            key(o.config),
+            env,
+            o.status,
+            o.median_us,
+            lo,
+            hi,
+            o.iqr_us,
+            o.samples,
+            o.detail,
+            o.device,
+            o.device_uuid,
+            o.attempts,
+            o.seconds,
+            o.registers,
+            o.shared_bytes,
+            time.time(),
+        )
         with self._tx() as db:
             db.execute(f"INSERT OR REPLACE INTO results ({_COLUMNS}) VALUES ({', '.join('?' * 19)})", row)
 

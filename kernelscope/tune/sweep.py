@@ -34,8 +34,8 @@ class Options:
     ray_address: str | None = None
     workers: int | None = None
     timeout_s: float = 60.0
-    stage1_ms: float = 100.0
-    warmup_ms: float = 25.0
+    stage1_ms: float = 20.0
+    warmup_ms: float = 10.0
     rounds: int = 10
     round_ms: float = 20.0
     within: float = 0.05
@@ -121,17 +121,25 @@ class _Sweep:
             return []
         assert isinstance(item.job, Run)
         job = item.job
+        # a death, or an error that ended the worker: once more, in a fresh process
+        if isinstance(reply, (Died, RunReply)) and reply.status in RETRY and item.attempt == 1:
+            return [Item(job=job, timeout_s=item.timeout_s, attempt=2)]
         if isinstance(reply, Died):
-            if reply.status in RETRY and item.attempt == 1:
-                return [Item(job=job, timeout_s=item.timeout_s, attempt=2)]
             o = Outcome(shape=job.shape, config=job.config, status=reply.status, detail=reply.detail)  # type: ignore[arg-type]
         else:
             assert isinstance(reply, RunReply)
             o = Outcome(
-                shape=job.shape, config=job.config, status=reply.status, median_us=reply.median_us, ci_us=reply.ci_us,
-                iqr_us=reply.iqr_us, samples=reply.samples, detail=reply.detail, registers=reply.registers,
+                shape=job.shape,
+                config=job.config,
+                status=reply.status,
+                median_us=reply.median_us,
+                ci_us=reply.ci_us,
+                iqr_us=reply.iqr_us,
+                samples=reply.samples,
+                detail=reply.detail,
+                registers=reply.registers,
                 shared_bytes=reply.shared_bytes,
-            )  # fmt: skip
+            )
         o.device, o.device_uuid = worker.hello.device, worker.hello.device_uuid
         o.attempts, o.seconds = item.attempt, round(item.seconds, 3)
         self._record(o)
@@ -149,9 +157,14 @@ class _Sweep:
             return
         kept = [entrants[i] for i in reply.kept]
         b = decide(
-            shape, [o.config for o in kept], reply.times, incumbent=self.space.incumbent, stage1=kept,
-            device=worker.hello.device, seed=self.opts.seed,
-        )  # fmt: skip
+            shape,
+            [o.config for o in kept],
+            reply.times,
+            incumbent=self.space.incumbent,
+            stage1=kept,
+            device=worker.hello.device,
+            seed=self.opts.seed,
+        )
         with self.lock:
             self.best[key(shape)] = b
             self.store.put_decision(self.source, self.env, [o.config for o in entrants], b)

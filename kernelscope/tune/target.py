@@ -115,28 +115,43 @@ def _is_array(x: object) -> bool:
 
 
 def _array_mismatch(got: Any, want: Any, atol: float, rtol: float, where: str) -> str | None:
-    import numpy as np
+    """Elementwise, in float64, where the data lives: two torch tensors are compared on their device (a
+    copy of a 4096x4096 output to the host and a numpy pass took 0.2 s per candidate on an H100 host)."""
+    if _torch(got) and _torch(want):
+        import torch
 
-    g, w = _numpy(got), _numpy(want)
-    if g.shape != w.shape:
+        xp: Any = torch
+        g = got.detach().double()
+        w = want.detach().to(g.device).double()
+    else:
+        import numpy
+
+        xp = numpy
+        g, w = (_numpy(x).astype(numpy.float64) for x in (got, want))
+    if tuple(g.shape) != tuple(w.shape):
         return f"{where}: shape {tuple(g.shape)}, expected {tuple(w.shape)}"
-    if g.size == 0:
+    size = math.prod(g.shape)
+    if size == 0:
         return None
-    gf, wf = g.astype(np.float64), w.astype(np.float64)
-    if np.isnan(gf).any() and not np.isnan(wf).any():
-        return f"{where}: {int(np.isnan(gf).sum())} of {g.size} values are NaN (never written?)"
-    close = np.isclose(gf, wf, atol=atol, rtol=rtol, equal_nan=True)
-    if close.all():
+    nan_g, nan_w = xp.isnan(g), xp.isnan(w)
+    if bool(nan_g.any()) and not bool(nan_w.any()):
+        return f"{where}: {int(nan_g.sum())} of {size} values are NaN (never written?)"
+    close = xp.isclose(g, w, atol=atol, rtol=rtol, equal_nan=True)
+    if bool(close.all()):
         return None
+    err = float(xp.where(nan_g | nan_w, 0.0, xp.abs(g - w)).max())
     bad = int((~close).sum())
-    err = float(np.nanmax(np.abs(gf - wf)))
-    return f"{where}: {bad} of {g.size} values differ beyond atol={atol:g}/rtol={rtol:g} (max abs error {err:.4g})"
+    return f"{where}: {bad} of {size} values differ beyond atol={atol:g}/rtol={rtol:g} (max abs error {err:.4g})"
+
+
+def _torch(x: object) -> bool:
+    return type(x).__module__.split(".")[0] == "torch"
 
 
 def _numpy(x: Any) -> Any:
     import numpy as np
 
-    if type(x).__module__.split(".")[0] == "torch":
+    if _torch(x):
         x = x.detach()
         if x.dtype.is_floating_point:  # bf16/fp8 have no numpy dtype
             x = x.float()

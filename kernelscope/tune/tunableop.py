@@ -57,7 +57,12 @@ RESULTS = "tunableop_results%d.csv"  # TunableOp puts the device ordinal at %d, 
 TAIL = 400
 
 # The worker: tune one share of the GEMMs on the one visible GPU, then write every result with its validators.
-_TUNE = "import sys, torch.cuda.tunable as t; t.tune_gemm_in_file(sys.argv[1]); t.write_file(sys.argv[2])"
+# torch < 2.10 keeps results in memory until write_file; newer builds (write_file removed: seen on 2.11, H100)
+# append each tuned row to PYTORCH_TUNABLEOP_FILENAME as it goes, which _partial then reads
+_TUNE = (
+    "import sys, torch.cuda.tunable as t; t.tune_gemm_in_file(sys.argv[1]); "
+    "w = getattr(t, 'write_file', None); w is None or w(sys.argv[2])"
+)
 
 # Inductor's GEMM search: cuBLAS alone (eager's choice, the incumbent), Triton templates alone, the best of both.
 INDUCTOR_SPACE = Space(params={"backends": ["ATEN", "TRITON", "ATEN,TRITON"]}, incumbent={"backends": "ATEN"})
@@ -82,9 +87,14 @@ def gemm_shape(gemm: Gemm) -> Params | None:
         return None
     ta, tb, m, n, k, batch = found.groups()
     return {
-        "op": _OPS[kind], "M": int(n), "N": int(m), "K": int(k), "batch": int(batch or 1),
-        "dtype": _DTYPES[type_name], "layout": (tb + ta).upper(),
-    }  # fmt: skip
+        "op": _OPS[kind],
+        "M": int(n),
+        "N": int(m),
+        "K": int(k),
+        "batch": int(batch or 1),
+        "dtype": _DTYPES[type_name],
+        "layout": (tb + ta).upper(),
+    }
 
 
 def _cost(gemm: Gemm) -> int:
@@ -193,8 +203,9 @@ def record(cmd: list[str], out: Path, *, cwd: Path, env: Mapping[str, str], time
     return files
 
 
-def _tune_one(name: str, gpu: str, vendor: str, share: list[Gemm], folder: Path, env: Mapping[str, str],
-              timeout_s: float) -> tuple[WorkerRun, Results | None]:  # fmt: skip
+def _tune_one(
+    name: str, gpu: str, vendor: str, share: list[Gemm], folder: Path, env: Mapping[str, str], timeout_s: float
+) -> tuple[WorkerRun, Results | None]:
     folder.mkdir(parents=True, exist_ok=True)
     untuned, written = write_untuned(share, folder / "untuned.csv"), folder / "results.csv"
     switches = {"ENABLED": "1", "TUNING": "1", "RECORD_UNTUNED": "0", "FILENAME": str(folder / RESULTS)}
@@ -202,13 +213,23 @@ def _tune_one(name: str, gpu: str, vendor: str, share: list[Gemm], folder: Path,
     with (folder / "stdout").open("wb") as so, (folder / "stderr").open("wb") as se:
         rc, wall = run_group(
             [sys.executable, "-c", _TUNE, str(untuned), str(written)],
-            cwd=folder, env=run_env, timeout_s=timeout_s, stdout=so, stderr=se,
-        )  # fmt: skip
+            cwd=folder,
+            env=run_env,
+            timeout_s=timeout_s,
+            stdout=so,
+            stderr=se,
+        )
     results = read_tunableop(written) if written.exists() else _partial(folder)
     run = WorkerRun(
-        name=name, gpu=gpu, gemms=len(share), returncode=rc, timed_out=rc is None, wall_s=round(wall, 3),
-        tuned=len(results.solutions) if results else 0, detail="" if rc == 0 else _tail(folder / "stderr"),
-    )  # fmt: skip
+        name=name,
+        gpu=gpu,
+        gemms=len(share),
+        returncode=rc,
+        timed_out=rc is None,
+        wall_s=round(wall, 3),
+        tuned=len(results.solutions) if results else 0,
+        detail="" if rc == 0 else _tail(folder / "stderr"),
+    )
     return run, results
 
 
@@ -223,9 +244,15 @@ def _partial(folder: Path) -> Results | None:
 
 
 def _ab(
-    cmd: list[str], cwd: Path, env: Mapping[str, str], use: Mapping[str, str], runs: int, metric: str | None,
-    timeout_s: float, progress: Progress | None,
-) -> AB:  # fmt: skip
+    cmd: list[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    use: Mapping[str, str],
+    runs: int,
+    metric: str | None,
+    timeout_s: float,
+    progress: Progress | None,
+) -> AB:
     name = metric or "wall_s"
     sides = {"baseline": _clean_env(env), "tuned": {**_clean_env(env), **use}}
     samples: dict[str, list[float]] = {"baseline": [], "tuned": []}
@@ -326,10 +353,19 @@ def tune_tunableop(
     else:
         ab = _ab(cmd, where, base, use, ab_runs, metric, record_timeout_s, progress)
     return TunableOpResult(
-        command=cmd, untuned_files=[str(f) for f in files], gemms=report, workers=workers,
-        validators=merged.validators, results_path=str(paths[0]), env=use, ab=ab, inductor_shapes=shapes,
-        inductor_space=str(space), notes=notes, wall_s=round(time.monotonic() - t0, 3),
-    )  # fmt: skip
+        command=cmd,
+        untuned_files=[str(f) for f in files],
+        gemms=report,
+        workers=workers,
+        validators=merged.validators,
+        results_path=str(paths[0]),
+        env=use,
+        ab=ab,
+        inductor_shapes=shapes,
+        inductor_space=str(space),
+        notes=notes,
+        wall_s=round(time.monotonic() - t0, 3),
+    )
 
 
 def _notes(report: Sequence[TunedGemm], workers: Sequence[WorkerRun], space: Path) -> list[str]:

@@ -159,9 +159,9 @@ class Worker:
             return RunReply(status="skipped", detail=one_line(str(exc)) or "Skip")
         except Exception as exc:
             status: Status = "oom" if _is_oom(exc) else "crash"
-            return RunReply(
-                status=status, detail=_reason(exc), fatal=_is_fatal(exc), registers=registers, shared_bytes=shared
-            )
+            # a crash ends this process too: its retry then runs in a fresh one, whatever state it left behind
+            fatal = status == "crash" or _is_fatal(exc)
+            return RunReply(status=status, detail=_reason(exc), fatal=fatal, registers=registers, shared_bytes=shared)
         ci = m.median_ci
         return RunReply(
             status="ok",

@@ -199,9 +199,11 @@ def read_tunableop(path: Path) -> Results:
         solutions.append(Solution(gemm=gemm, solution=fields[2], time_ms=time))
     if "PT_VERSION" not in validators:
         raise FormatError(
-            path, "TunableOp results with Validator lines (PT_VERSION at least)", "none",
+            path,
+            "TunableOp results with Validator lines (PT_VERSION at least)",
+            "none",
             "use the file TunableOp wrote; PyTorch rejects results without the validators of its build",
-        )  # fmt: skip
+        )
     return Results(validators=validators, solutions=solutions)
 
 
