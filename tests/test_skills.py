@@ -41,6 +41,9 @@ def _resolve(argv: list[str]) -> tuple[Any, list[str], list[str]]:
     while hasattr(cmd, "commands"):
         assert rest, f"kscope {' '.join(path)} needs a subcommand"
         name = rest.pop(0)
+        if name not in cmd.commands and "run" in cmd.commands and getattr(cmd, "runs_by_default", False):
+            rest.insert(0, name)  # kscope tune TARGET ... is kscope tune run TARGET ...
+            name = "run"
         assert name in cmd.commands, f"kscope {' '.join([*path, name])}: no such command"
         cmd, path = cmd.commands[name], [*path, name]
     return cmd, path, rest

@@ -109,6 +109,7 @@ def test_decide_declares_a_winner_only_when_the_ci_separates() -> None:
     noisy = [[10.0, 10.1] if r % 2 else [10.1, 10.0] for r in range(10)]
     tie = decide({"N": 1}, [a, b], noisy, incumbent=b)
     assert tie.config == b and {msgspec.json.encode(t) for t in tie.tie} == {b'{"B":1}', b'{"B":2}'}
+    assert tie.runner_up == a  # the other config, never the chosen one
     # without an incumbent, fewer registers break the tie
     fewer = decide({"N": 1}, [a, b], noisy, stage1=[_o(a, 10, regs=128), _o(b, 10, regs=96)])
     assert fewer.config == b and len(fewer.tie) == 2
@@ -275,3 +276,159 @@ def test_cli_json_show_export_and_errors(tmp_path: Path) -> None:
         bad = _kscope(*args)
         assert bad.returncode == 2, (args, bad.stderr)
         assert bad.stderr.count("\n") == 1 and match in bad.stderr and "Traceback" not in bad.stderr
+
+
+# --- device probe, screen, writers, --apply ---------------------------------------------------------
+
+
+def test_nvidia_smi_probe_honours_cuda_visible_devices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernelscope.tune.executors import probe_devices
+
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(
+        "#!/bin/sh\necho '0, GPU-aaaa-1111, NVIDIA H100 80GB HBM3'\necho '1, GPU-bbbb-2222, NVIDIA H100 80GB HBM3'\n"
+    )
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert probe_devices().ids == ["GPU-aaaa-1111", "GPU-bbbb-2222"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    assert probe_devices().ids == ["GPU-bbbb-2222"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-aaaa")  # a UUID prefix, as CUDA accepts
+    found = probe_devices()
+    assert found.vendor == "nvidia" and found.ids == ["GPU-aaaa-1111"] and found.names == ["NVIDIA H100 80GB HBM3"]
+
+
+# the JIT's view of contiguous operands: inner strides are 1, outer ones plain i32 here
+SIGNATURE = (
+    "a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp16,stride_am=i32,stride_ak=i32:1,"
+    "stride_bk=i32,stride_bn=i32:1,stride_cm=i32,stride_cn=i32:1"
+)
+
+
+def test_screen_only_needs_no_gpu(tmp_path: Path) -> None:
+    """The AMD screen on a CPU machine: Triton compiles gfx942 code objects offline, kscope reads them."""
+    pytest.importorskip("triton")
+    done = _kscope(
+        "tune",
+        f"{DATA / 'matmul_autotune.py'}:matmul_kernel",
+        "--screen",
+        "gfx942",
+        "--screen-only",
+        "--shape",
+        "M=4096,N=4096,K=4096",
+        "--signature",
+        SIGNATURE,
+        "--json",
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["screen_arch"] == "gfx942" and doc["candidates"] == [] and len(doc["screen"]) == 4
+    kept = [s for s in doc["screen"] if s["kept"]]
+    assert [s["config"]["BLOCK_SIZE_M"] for s in kept] == [64, 128]  # the two small tiles
+    assert all(s["status"] == "pruned" and "spills" in s["detail"] for s in doc["screen"] if not s["kept"])
+
+
+def test_cli_writes_the_winners(tmp_path: Path) -> None:
+    space = _space(tmp_path, ["ok"], [8, 64])
+    out = tmp_path / "tuned.json"
+    done = _kscope(
+        "tune",
+        FAULTS,
+        "--space",
+        str(space),
+        "--device",
+        "cpu",
+        "--store",
+        str(tmp_path / "s.sqlite"),
+        "--stage1-ms",
+        "5",
+        "--rounds",
+        "3",
+        "--write",
+        "generic",
+        str(out),
+        "--json",
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "kernelscope.tune-configs.v1"
+    assert doc["configs"][0]["shape"] == {"N": 4096} and doc["configs"][0]["config"] == {"BLOCK": 64, "MODE": "ok"}
+    bad = _kscope(
+        "tune",
+        FAULTS,
+        "--space",
+        str(space),
+        "--device",
+        "cpu",
+        "--store",
+        str(tmp_path / "s.sqlite"),
+        "--write",
+        "xml",
+        str(out),
+    )
+    assert bad.returncode == 2 and "--write xml" in bad.stderr
+
+
+EVAL = """\
+import json
+from pathlib import Path
+best = json.loads(Path("kernel/tuned.json").read_text())["configs"][0]["config"]
+print(f"KSCOPE_METRIC time_us={1000.0 / best['BLOCK']}")
+"""
+
+
+def test_apply_makes_the_winner_a_task_candidate(tmp_path: Path) -> None:
+    """--write into a task's repository, then --apply: kscope eval measures the tuned file against the
+    committed one, and the ledger records it."""
+    repo = tmp_path / "repo"
+    (repo / "kernel").mkdir(parents=True)
+    (repo / "bench.py").write_text(EVAL)
+    (repo / "kernel" / "tuned.json").write_text(json.dumps({"configs": [{"config": {"BLOCK": 8}}]}))
+    for cmd in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["-c", "user.email=t@t", "-c", "user.name=t", "-c", "commit.gpgsign=false", "commit", "-qm", "base"],
+    ):
+        subprocess.run(["git", "-C", str(repo), *cmd], check=True)
+    ws = tmp_path / "ws"
+    api.init_workspace(ws)
+    api.new_task(
+        "mm",
+        workspace=ws,
+        repo=repo,
+        baseline_ref="main",
+        allowed=["kernel/**"],
+        eval_command=f"{sys.executable} bench.py",
+        metric="time_us",
+        direction="lower",
+        runs=5,
+        warmup=0,
+        timeout=30,
+    )
+    space = _space(tmp_path, ["ok"], [8, 64])
+    done = _kscope(
+        "tune",
+        FAULTS,
+        "--space",
+        str(space),
+        "--device",
+        "cpu",
+        "--store",
+        str(tmp_path / "s.sqlite"),
+        "--stage1-ms",
+        "5",
+        "--rounds",
+        "3",
+        "--write",
+        "generic",
+        str(repo / "kernel" / "tuned.json"),
+        "--apply",
+        "mm",
+        "--workspace",
+        str(ws),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "improved" in done.stdout
+    (line,) = (ws / "ledger.jsonl").read_text().splitlines()
+    assert json.loads(line)["status"] == "improved"

@@ -46,7 +46,8 @@ def decide(
     tied = [lead] + [j for j in order[1:] if ratios[j].low <= 1.0]
     info = list(stage1) + [None] * (len(configs) - len(stage1))
     chosen = min(tied, key=lambda i: _cost(info[i], configs[i], incumbent)) if len(tied) > 1 else lead
-    runner = order[1] if len(order) > 1 else None
+    runner = next((i for i in order if i != chosen), None)  # the fastest of the others
+    ratio = None if runner is None else paired_ratio(t[:, chosen], t[:, runner], confidence=CONFIDENCE, seed=seed)
     ci = bootstrap_median(t[:, chosen], confidence=CONFIDENCE, seed=seed)
     inc = next((i for i, c in enumerate(configs) if incumbent is not None and key(c) == key(incumbent)), None)
     return Best(
@@ -56,9 +57,7 @@ def decide(
         ci_us=[ci.low, ci.high],
         tie=[dict(configs[i]) for i in tied] if len(tied) > 1 else [],
         runner_up=dict(configs[runner]) if runner is not None else None,
-        runner_up_ratio=[ratios[runner].estimate, ratios[runner].low, ratios[runner].high]
-        if runner is not None
-        else None,
+        runner_up_ratio=[ratio.estimate, ratio.low, ratio.high] if ratio is not None else None,
         incumbent_us=float(medians[inc]) if inc is not None else None,
         speedup=float(medians[inc] / medians[chosen]) if inc is not None else None,
         rounds=int(t.shape[0]),

@@ -26,6 +26,8 @@ from kernelscope.tune.space import parse_shape
 class _RunByDefault(TyperGroup):
     """``kscope tune TARGET ...`` is ``kscope tune run TARGET ...``: anything but a subcommand's name runs."""
 
+    runs_by_default = True
+
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
             args = ["run", *args]
@@ -91,6 +93,7 @@ def run(
     apply: Annotated[
         Optional[str], typer.Option(help="After --write: kscope eval this task (the file written is its candidate).")
     ] = None,
+    workspace: Annotated[Path, typer.Option(help="With --apply: the kscope workspace holding the task.")] = Path("."),
     tunableop: Annotated[bool, typer.Option(help="Tune the GEMMs of the workload after -- with TunableOp.")] = False,
     out_dir: Annotated[Path, typer.Option("--out", help="With --tunableop: where its files go.")] = Path(
         "kscope-tunableop"
@@ -175,7 +178,8 @@ def run(
     if apply:
         from kernelscope.presenters.eval import rich_renderable as eval_renderable
 
-        out.print(eval_renderable(api.evaluate(apply)))
+        verdict = eval_renderable(api.evaluate(apply, workspace=workspace))
+        (out if presenter is None else err).print(verdict)  # stdout stays one document under --json
 
 
 def _signature(text: str | None) -> dict[str, str] | None:

@@ -12,6 +12,7 @@ import faulthandler
 import os
 import platform
 import random
+import subprocess
 import sys
 import traceback
 from collections.abc import Callable
@@ -85,17 +86,31 @@ def fingerprint(gpu: bool) -> Hello:
     import torch
 
     props = torch.cuda.get_device_properties(0)
-    facts["arch"] = str(getattr(props, "gcnArchName", "") or f"sm_{props.major}{props.minor}")
+    # CUDA builds of torch 2.11 also have gcnArchName, holding the device's name
+    facts["arch"] = str(props.gcnArchName) if torch.version.hip else f"sm_{props.major}{props.minor}"
     facts["runtime"] = f"hip {torch.version.hip}" if torch.version.hip else f"cuda {torch.version.cuda}"
-    driver = getattr(torch._C, "_cuda_getDriverVersion", None)
-    if driver is not None:
-        facts["driver"] = str(driver())
+    facts["driver"] = _driver()
     return Hello(
         device=str(props.name),
         device_uuid=str(getattr(props, "uuid", "")),
         visible=torch.cuda.device_count(),
         environment={**facts, **env},
     )
+
+
+def _driver() -> str:
+    """The kernel driver's version (a new driver can change a timing): nvidia-smi's, else amd-smi's, else ''."""
+    for argv in (
+        ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader", "-i", "0"],
+        ["amd-smi", "version", "--csv"],
+    ):
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if done.returncode == 0 and done.stdout.strip():
+            return " ".join(done.stdout.split())[:200]
+    return ""
 
 
 def _cpu_name() -> str:
