@@ -288,11 +288,12 @@ def _user_code(what: str, call: Callable[[], Any]) -> Any:
         raise InputError(f"{what} failed: {type(exc).__name__}: {exc}") from None
 
 
-def load_object(spec: str) -> Any:
-    """The object ``FILE.py:NAME`` or ``MODULE:NAME`` names (the file is imported as a module)."""
+def load_object(spec: str, role: str = "NAME", what: str = "") -> Any:
+    """The object ``FILE.py:NAME`` or ``MODULE:NAME`` names (the file is imported as a module). ``role``
+    names NAME in the errors (``FACTORY``), ``what`` qualifies a missing one (``callable ``)."""
     where, _, name = spec.rpartition(":")
     if not where or not name:
-        raise InputError(f"{spec!r}: expected FILE.py:NAME or MODULE:NAME")
+        raise InputError(f"{spec!r}: expected FILE.py:{role} or MODULE:{role}")
     if where.endswith(".py"):
         path = Path(where)
         if not path.is_file():
@@ -309,14 +310,14 @@ def load_object(spec: str) -> Any:
         except ImportError as exc:
             raise InputError(f"{where}: cannot import ({exc})") from None
     if not hasattr(module, name):
-        raise InputError(f"{spec}: {where} has no {name!r}")
+        raise InputError(f"{spec}: {where} has no {what}{name!r}")
     return getattr(module, name)
 
 
 def load_target(spec: str, args: Sequence[str] = ()) -> Callable[[], object]:
     """``FILE.py:FACTORY`` or ``MODULE:FACTORY`` called with ``NAME=VALUE`` args (numbers parsed);
     the factory does the setup (allocations, compilation) and returns the callable to time."""
-    factory = load_object(spec)
+    factory = load_object(spec, "FACTORY", "callable ")
     if not callable(factory):
         raise InputError(f"{spec}: {spec.rpartition(':')[2]!r} is not callable")
     kwargs = {}

@@ -191,24 +191,7 @@ def test_store_resumes_and_a_new_config_costs_one_evaluation(tmp_path: Path) -> 
 def test_a_sweep_killed_with_sigkill_keeps_every_finished_result(tmp_path: Path) -> None:
     space = _space(tmp_path, ["ok"], [1, 2, 4, 8, 16, 32, 64, 128], SLEEP=[0.4])
     store = tmp_path / "store.sqlite"
-    cmd = [
-        *KSCOPE,
-        "tune",
-        FAULTS,
-        "--space",
-        str(space),
-        "--reference",
-        REFERENCE,
-        "--device",
-        "cpu",
-        "--store",
-        str(store),
-        "--workers",
-        "1",
-        "--stage1-ms",
-        "5",
-        "--json",
-    ]
+    cmd = _argv(space, store, "--workers", "1", "--json")
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 60
     done = 0
@@ -236,10 +219,10 @@ def _kscope(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
     return subprocess.run([*KSCOPE, *args], capture_output=True, text=True, cwd=cwd, timeout=300, check=False)
 
 
-def test_cli_json_show_export_and_errors(tmp_path: Path) -> None:
-    space = _space(tmp_path, ["ok", "wrong"], [8, 64])
-    store = str(tmp_path / "store.sqlite")
-    done = _kscope(
+def _argv(space: Path, store: Path | str, *extra: str) -> list[str]:
+    """``kscope tune`` of the stand-in kernel on the CPU with short timings."""
+    return [
+        *KSCOPE,
         "tune",
         FAULTS,
         "--space",
@@ -249,13 +232,25 @@ def test_cli_json_show_export_and_errors(tmp_path: Path) -> None:
         "--device",
         "cpu",
         "--store",
-        store,
+        str(store),
         "--stage1-ms",
         "5",
         "--rounds",
         "3",
-        "--json",
+        *extra,
+    ]
+
+
+def _cpu_sweep(tmp_path: Path, space: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        _argv(space, tmp_path / "s.sqlite", *extra), capture_output=True, text=True, timeout=300, check=False
     )
+
+
+def test_cli_json_show_export_and_errors(tmp_path: Path) -> None:
+    space = _space(tmp_path, ["ok", "wrong"], [8, 64])
+    store = str(tmp_path / "store.sqlite")
+    done = subprocess.run(_argv(space, store, "--json"), capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["schema"] == "kernelscope.tune.v1"
@@ -332,41 +327,12 @@ def test_screen_only_needs_no_gpu(tmp_path: Path) -> None:
 def test_cli_writes_the_winners(tmp_path: Path) -> None:
     space = _space(tmp_path, ["ok"], [8, 64])
     out = tmp_path / "tuned.json"
-    done = _kscope(
-        "tune",
-        FAULTS,
-        "--space",
-        str(space),
-        "--device",
-        "cpu",
-        "--store",
-        str(tmp_path / "s.sqlite"),
-        "--stage1-ms",
-        "5",
-        "--rounds",
-        "3",
-        "--write",
-        "generic",
-        str(out),
-        "--json",
-    )
+    done = _cpu_sweep(tmp_path, space, "--write", "generic", str(out), "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
     assert doc["schema"] == "kernelscope.tune-configs.v1"
     assert doc["configs"][0]["shape"] == {"N": 4096} and doc["configs"][0]["config"] == {"BLOCK": 64, "MODE": "ok"}
-    bad = _kscope(
-        "tune",
-        FAULTS,
-        "--space",
-        str(space),
-        "--device",
-        "cpu",
-        "--store",
-        str(tmp_path / "s.sqlite"),
-        "--write",
-        "xml",
-        str(out),
-    )
+    bad = _cpu_sweep(tmp_path, space, "--write", "xml", str(out))
     assert bad.returncode == 2 and "--write xml" in bad.stderr
 
 
@@ -407,19 +373,9 @@ def test_apply_makes_the_winner_a_task_candidate(tmp_path: Path) -> None:
         timeout=30,
     )
     space = _space(tmp_path, ["ok"], [8, 64])
-    done = _kscope(
-        "tune",
-        FAULTS,
-        "--space",
-        str(space),
-        "--device",
-        "cpu",
-        "--store",
-        str(tmp_path / "s.sqlite"),
-        "--stage1-ms",
-        "5",
-        "--rounds",
-        "3",
+    done = _cpu_sweep(
+        tmp_path,
+        space,
         "--write",
         "generic",
         str(repo / "kernel" / "tuned.json"),

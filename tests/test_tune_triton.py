@@ -247,7 +247,7 @@ def test_screen_reports_the_compilers_message_and_a_timeout(cache: Path) -> None
     [
         ("gfx000", SIGNATURE, "--arch gfx000: kscope has no limits for this architecture (it has gfx1100"),
         ("sm_90", {}, "no Triton type for a_ptr, b_ptr, c_ptr, stride_am"),
-        ("sm_90", {**SIGNATURE, "alpha": "fp32"}, "signature names alpha, not arguments of matmul_kernel"),
+        ("sm_90", {**SIGNATURE, "alpha": "fp32"}, "signature names alpha, not arguments of _matmul"),
         ("sm_90", {**SIGNATURE, "a_ptr": "*fp16:8"}, "hints are :16 or :1"),
     ],
 )

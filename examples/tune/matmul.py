@@ -12,11 +12,13 @@ with an autotune space of 100+ configs, in the three forms ``kscope tune`` takes
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
 import triton
 import triton.language as tl
+
+if TYPE_CHECKING:
+    import torch
 
 SMEM_BYTES = 227 * 1024  # H100 (sm_90) dynamic shared memory per block, CUDA programming guide table 21
 
@@ -101,6 +103,8 @@ matmul_kernel = triton.autotune(configs=_configs(), key=["M", "N", "K"])(_matmul
 
 
 def _operands(shape: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    import torch  # here, not above: the kernel itself is read without torch (tests/data/tune/matmul_autotune.py)
+
     g = torch.Generator(device="cuda").manual_seed(0)
     m, n, k = shape["M"], shape["N"], shape["K"]
     a = torch.randn((m, k), device="cuda", dtype=torch.float16, generator=g)
