@@ -6,7 +6,9 @@ these instead of parsing messages.
 
 from __future__ import annotations
 
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(32), 127]} | {10: "\\n", 13: "\\r", 9: "\\t"}
+# C0, DEL and C1 (0x9b is a one-byte CSI to some terminals): nothing a name holds can move the cursor,
+# clear the screen, set a title or start a fake line
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(32), 127, *range(0x80, 0xA0)]} | {10: "\\n", 13: "\\r", 9: "\\t"}
 
 
 def one_line(text: str) -> str:

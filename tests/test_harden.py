@@ -16,6 +16,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from conftest import run_kscope
 
 from kernelscope import api, readers
 from kernelscope.codeobj.read import read_binary
@@ -220,6 +221,7 @@ def test_kineto_every_launch_of_a_kernel_dropped_and_a_huge_device(tmp_path: Pat
         warnings.simplefilter("ignore", DroppedRecordsWarning)
         report = api.gap_report([path], fmt="kineto")
     assert kernels[0]["name"] not in {r.name for r in report.kernels}
+    assert report.totals.dropped_records == sum(e["name"] == kernels[0]["name"] for e in kernels)  # in the JSON too
 
 
 def test_numbers_helper() -> None:
@@ -368,3 +370,32 @@ def test_error_messages_are_one_line() -> None:
     e = FormatError("f.sqlite", "a table", "CREATE TABLE t(\n  a INT\n)\x1b[31m")
     assert "\n" not in str(e) and "\x1b" not in str(e) and "\\n" in str(e)
     assert str(InputError("a\r\nb")) == "a\\r\\nb"
+
+
+HOSTILE = "gemm\x1b[2J\x1b]0;pwned\x07\x9b31m\nkscope: error: forged line"
+
+
+def test_hostile_kernel_names_cannot_reach_the_terminal_or_forge_lines(tmp_path: Path) -> None:
+    """A kernel name is the profiled program's to choose: in every human format (table, CSV, Markdown, the
+    report's files) its control characters are escaped; the JSON keeps the exact name."""
+    doc = json.loads(gzip.decompress((DATA / "kineto" / "h100_transformer_eager.json.gz").read_bytes()))
+    hot = max((e for e in doc["traceEvents"] if e.get("cat") == "kernel"), key=lambda e: e["dur"])
+    for e in doc["traceEvents"]:
+        if e.get("name") == hot["name"]:
+            e["name"] = HOSTILE
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(doc))
+    outputs = {}
+    for flag in ("", "--csv", "--markdown"):
+        done = run_kscope("gap", trace, *([flag] if flag else []))
+        assert done.returncode == 0, done.stderr
+        outputs[flag or "table"] = done.stdout
+    assert run_kscope("report", trace, "-o", tmp_path / "rep").returncode == 0
+    outputs |= {p.name: p.read_text() for p in (tmp_path / "rep").iterdir() if p.suffix in (".md", ".html")}
+    for where, text_out in outputs.items():
+        assert not any(c in text_out for c in "\x1b\x07\x9b"), where
+        assert "\nkscope: error: forged" not in text_out, where
+        assert "\\x1b[2J" in text_out, where  # shown, escaped
+    raw = run_kscope("gap", trace, "--json").stdout
+    assert not any(c in raw for c in "\x1b\x07\x9b")  # C0 and C1 as \u escapes, even on a terminal
+    assert HOSTILE in {k["name"] for k in json.loads(raw)["kernels"]}  # JSON: the exact bytes, encoded by JSON's own rules

@@ -16,7 +16,7 @@ from kernelscope.api._names import locate_sources
 from kernelscope.errors import InputError
 from kernelscope.inputs import Input
 from kernelscope.inputs import open as open_input
-from kernelscope.model import Profile
+from kernelscope.model import Profile, numbers
 from kernelscope.model.columns import LaunchColumns
 from kernelscope.model.diff import DiffOptions, DiffResult
 from kernelscope.model.gap import GapOptions, GapResult, GroupBy
@@ -86,7 +86,9 @@ def gap_report(
         raise InputError("no input files given")
     if find_sources and group_by not in ("name", "function"):
         raise InputError("--find-sources needs --group-by name or function (rows must be kernels)")
-    result = _gap(paths, fmt, window, phase_by, group_by, per_rank, include_memory, progress)
+    with numbers.tally_dropped() as dropped:
+        result = _gap(paths, fmt, window, phase_by, group_by, per_rank, include_memory, progress)
+    result.totals.dropped_records = dropped[0]
     if find_sources:
         names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
         found = locate_sources(names, repos=repo or (), db=index_db)

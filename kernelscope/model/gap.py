@@ -52,6 +52,7 @@ class GapTotals(msgspec.Struct, kw_only=True):
     memory_ops: int
     devices: int
     ranks: int
+    dropped_records: int = 0  # records the readers dropped for impossible times (each input said so in a warning)
 
 
 class GapResult(msgspec.Struct, Tabular, kw_only=True):

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -60,8 +62,26 @@ def to_duration(v: object) -> int | None:
     return n if n is not None and n >= 0 else None
 
 
+_tally: ContextVar[list[int] | None] = ContextVar("kscope_dropped", default=None)
+
+
+@contextmanager
+def tally_dropped() -> Iterator[list[int]]:
+    """Inside: every ``count_dropped`` also adds to the yielded one-item list (a result's
+    ``dropped_records``), besides its warning line."""
+    box = [0]
+    token = _tally.set(box)
+    try:
+        yield box
+    finally:
+        _tally.reset(token)
+
+
 def count_dropped(what: str, n: int, source: object) -> None:
     """One warning line for ``n`` records dropped for impossible numbers (nothing when ``n`` is 0)."""
+    box = _tally.get()
+    if box is not None:
+        box[0] += n
     if n:
         msg = f"{source}: dropped {n} {what} with impossible times (negative, non-finite or out of range)"
         warnings.warn(DroppedRecordsWarning(msg), stacklevel=3)

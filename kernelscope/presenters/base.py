@@ -13,7 +13,7 @@ import msgspec
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from kernelscope.errors import InputError, MissingToolError
+from kernelscope.errors import InputError, MissingToolError, one_line
 
 
 @dataclass(frozen=True)
@@ -32,13 +32,16 @@ class Column:
 
 
 def fmt(value: Any, decimals: int | None) -> str:
+    """A cell as text for people (tables, CSV, Markdown, HTML): numbers rounded, lists joined, and control
+    characters escaped (``one_line``): a kernel name is the profiled program's to choose, and one holding
+    ``ESC[2J`` or a newline must not clear the terminal or forge a line. JSON and Parquet keep the raw text."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, float) and decimals is not None:
         return f"{value:,.{decimals}f}" if abs(value) >= 1000 else f"{value:.{decimals}f}"
     if isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    return str(value)
+        return one_line(",".join(str(v) for v in value))
+    return one_line(str(value))
 
 
 @dataclass(frozen=True)
@@ -60,13 +63,18 @@ class Presenter:
     render: Callable[[Any], str | bytes]
 
 
+# JSON escapes C0 itself; C1 (0x80-0x9f) is valid text to it but a control sequence to some terminals, so
+# --json on a terminal gets them as \u escapes too (the same string to any JSON reader)
+_C1 = {c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}
+
+
 def render_json(result: Any) -> str:
-    return msgspec.json.format(msgspec.json.encode(result), indent=2).decode() + "\n"
+    return msgspec.json.format(msgspec.json.encode(result), indent=2).decode().translate(_C1) + "\n"
 
 
 def rich_table(t: Table, hidden: Collection[str] = ()) -> RichTable:
     """A ``Table`` as a rich table (cells as ``Text``: kernel names hold ``[brackets]``, not markup)."""
-    tab = RichTable(title=Text(t.title), title_justify="left", header_style="bold")  # names are not markup
+    tab = RichTable(title=Text(one_line(t.title)), title_justify="left", header_style="bold")  # not markup
     cols = [c for c in t.columns if c.key not in hidden]
     for c in cols:
         tab.add_column(c.label, justify="left" if c.justify == "left" else "right", overflow="fold")
@@ -92,16 +100,16 @@ def _md_cell(v: str) -> str:
 def render_markdown(tables: Sequence[Table]) -> str:
     out: list[str] = []
     for t in tables:
-        out.append(f"## {t.title}\n")
+        out.append(f"## {one_line(t.title)}\n")
         for k, v in t.summary:
-            out.append(f"- **{k}**: {v}")
+            out.append(f"- **{k}**: {one_line(v)}")
         if t.summary:
             out.append("")
         out.append("| " + " | ".join(c.header for c in t.columns) + " |")
         out.append("|" + "|".join("---:" if c.justify == "right" else "---" for c in t.columns) + "|")
         for r in t.rows:
             out.append("| " + " | ".join(_md_cell(fmt(r.get(c.key), c.decimals)) for c in t.columns) + " |")
-        out.extend(f"\n> {n}" for n in t.notes)
+        out.extend(f"\n> {one_line(n)}" for n in t.notes)
         out.append("")
     return "\n".join(out)
 

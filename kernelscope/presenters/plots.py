@@ -9,6 +9,8 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 
+from kernelscope.errors import one_line
+
 PALETTE = (
     "#1f77b4",
     "#ff7f0e",
@@ -25,6 +27,11 @@ OTHER = "#c7c7c7"
 _FONT = 'font-family="sans-serif" font-size="11"'
 
 
+def _text(label: str) -> str:
+    """A label as SVG text: control characters escaped (kernel names are the profiled program's), then HTML."""
+    return html.escape(one_line(label))
+
+
 def colour(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
@@ -34,7 +41,7 @@ def _open(width: int, height: int, title: str, kind: str) -> list[str]:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" {_FONT} class="plot" '
         f'data-plot="{kind}">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="8" y="18" font-size="13" font-weight="bold">{html.escape(title)}</text>',
+        f'<text x="8" y="18" font-size="13" font-weight="bold">{_text(title)}</text>',
     ]
 
 
@@ -50,11 +57,10 @@ def bars(items: Sequence[tuple[str, float]], *, title: str, unit: str, kind: str
         fill = OTHER if name == "other" else colour(i)
         short = name if len(name) <= 62 else name[:59] + "..."
         out.append(
-            f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end">{html.escape(short)}'
-            f"<title>{html.escape(name)}</title></text>"
+            f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end">{_text(short)}<title>{_text(name)}</title></text>'
         )
         out.append(f'<rect x="{label_w}" y="{y + 3}" width="{w:.1f}" height="{row - 6}" fill="{fill}"/>')
-        out.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 14}">{value:,.1f} {html.escape(unit)}</text>')
+        out.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 14}">{value:,.1f} {_text(unit)}</text>')
     out.append("</svg>")
     return "\n".join(out)
 
@@ -85,9 +91,9 @@ def stacked_area(
         pts += [f"{px(x):.1f},{py(b):.1f}" for x, b in zip(reversed(xs), reversed(base), strict=True)]
         out.append(f'<polygon points="{" ".join(pts)}" fill="{colour(i)}" fill-opacity="0.85"/>')
         out.append(f'<rect x="{width - right + 10}" y="{top + 18 * i}" width="12" height="12" fill="{colour(i)}"/>')
-        out.append(f'<text x="{width - right + 28}" y="{top + 18 * i + 10}">{html.escape(name)}</text>')
+        out.append(f'<text x="{width - right + 28}" y="{top + 18 * i + 10}">{_text(name)}</text>')
         base = upper
-    out.append(f'<text x="{left}" y="{height - 12}">{html.escape(x_label)}: {x0:,.0f} … {x1:,.0f}</text>')
+    out.append(f'<text x="{left}" y="{height - 12}">{_text(x_label)}: {x0:,.0f} … {x1:,.0f}</text>')
     out.append(f'<text x="{left - 6}" y="{top + 4}" text-anchor="end">{peak:,.0f}</text>')
     out.append("</svg>")
     return "\n".join(out)

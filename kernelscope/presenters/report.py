@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from kernelscope.errors import one_line
 from kernelscope.model.att import AttResult
 from kernelscope.model.hotspots import Hotspot, top_reason
 from kernelscope.model.ncu import NcuResult
@@ -249,9 +250,11 @@ def figures(r: Report) -> list[tuple[str, str]]:
 
 
 def markdown(r: Report) -> str:
-    lines = [f"# {r.title}", "", f"Created {r.created} from: " + ", ".join(f"`{p}`" for p in r.inputs), ""]
-    if r.headline:
-        lines += ["## Headline", ""] + [f"- **{f.topic}**: {f.text} _({f.evidence})_" for f in r.headline] + [""]
+    inputs = ", ".join(f"`{one_line(p)}`" for p in r.inputs)
+    lines = [f"# {one_line(r.title)}", "", f"Created {r.created} from: {inputs}", ""]
+    if r.headline:  # headline texts quote kernel names: escaped like every table cell
+        lines += ["## Headline", ""]
+        lines += [f"- **{f.topic}**: {one_line(f.text)} _({one_line(f.evidence)})_" for f in r.headline] + [""]
     lines.append("Plots: open `index.html` (offline, one file).\n")
     return "\n".join(lines) + render_markdown(tables(r))
 
@@ -265,10 +268,10 @@ def _html_table(t: Table) -> str:
             for c in t.columns
         )
         body.append(f"<tr>{cells}</tr>")
-    summary = "".join(f"<li>{html.escape(k)}: {html.escape(v)}</li>" for k, v in t.summary)
-    notes = "".join(f'<p class="note">{html.escape(n)}</p>' for n in t.notes)
+    summary = "".join(f"<li>{html.escape(k)}: {html.escape(one_line(v))}</li>" for k, v in t.summary)
+    notes = "".join(f'<p class="note">{html.escape(one_line(n))}</p>' for n in t.notes)
     return (
-        f"<h2>{html.escape(t.title)}</h2>"
+        f"<h2>{html.escape(one_line(t.title))}</h2>"
         + (f"<ul>{summary}</ul>" if summary else "")
         + f"<table><tr>{head}</tr>{''.join(body)}</table>{notes}"
     )
@@ -276,8 +279,8 @@ def _html_table(t: Table) -> str:
 
 def render_html(r: Report, extra: Sequence[tuple[str, str]] = ()) -> str:
     head = "".join(
-        f"<li><b>{html.escape(f.topic)}</b>: {html.escape(f.text)} "
-        f"<span class='note'>({html.escape(f.evidence)})</span></li>"
+        f"<li><b>{html.escape(f.topic)}</b>: {html.escape(one_line(f.text))} "
+        f"<span class='note'>({html.escape(one_line(f.evidence))})</span></li>"
         for f in r.headline
     )
     figs = "".join(f"<h2>{html.escape(title)}</h2>{svg}" for title, svg in [*figures(r), *extra])
