@@ -398,4 +398,4 @@ def test_hostile_kernel_names_cannot_reach_the_terminal_or_forge_lines(tmp_path:
         assert "\\x1b[2J" in text_out, where  # shown, escaped
     raw = run_kscope("gap", trace, "--json").stdout
     assert not any(c in raw for c in "\x1b\x07\x9b")  # C0 and C1 as \u escapes, even on a terminal
-    assert HOSTILE in {k["name"] for k in json.loads(raw)["kernels"]}  # JSON: the exact bytes, encoded by JSON's own rules
+    assert HOSTILE in {k["name"] for k in json.loads(raw)["kernels"]}  # the exact name, by JSON's own rules

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -339,6 +340,7 @@ def test_cli_writes_the_winners(tmp_path: Path) -> None:
 EVAL = """\
 import json
 from pathlib import Path
+from typing import Any
 best = json.loads(Path("kernel/tuned.json").read_text())["configs"][0]["config"]
 print(f"KSCOPE_METRIC time_us={1000.0 / best['BLOCK']}")
 """
@@ -388,3 +390,58 @@ def test_apply_makes_the_winner_a_task_candidate(tmp_path: Path) -> None:
     assert "improved" in done.stdout
     (line,) = (ws / "ledger.jsonl").read_text().splitlines()
     assert json.loads(line)["status"] == "improved"
+
+
+class _Recorder:
+    """An executor that runs nothing: one worker, items in queue order, made-up replies; it records
+    the order in which the jobs reached the worker."""
+
+    kind = "fake"
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int]] = []
+
+    def start(self) -> list[Any]:
+        from kernelscope.tune.executors import WorkerInfo
+        from kernelscope.tune.protocol import Hello
+
+        self.info = WorkerInfo("w0", Hello(device="fake", device_uuid="", visible=0, environment={}))
+        return [self.info]
+
+    def map(self, items: list[Any], on_done: Any) -> None:
+        from collections import deque
+
+        from kernelscope.tune.executors import _enqueue
+        from kernelscope.tune.protocol import Compare, CompareReply, RunReply
+
+        queue: deque[Any] = deque()
+        _enqueue(queue, items)
+        while queue:
+            item = queue.popleft()
+            job = item.job
+            self.seen.append(("compare" if isinstance(job, Compare) else "run", job.shape["N"]))
+            if isinstance(job, Compare):
+                times = [[float(c["BLOCK"]) for c in job.configs] for _ in range(job.rounds)]
+                reply: Any = CompareReply(times=times, kept=list(range(len(job.configs))))
+            else:
+                us = float(job.config["BLOCK"])
+                reply = RunReply(status="ok", median_us=us, ci_us=[us, us], samples=5)
+            _enqueue(queue, on_done(item, reply, self.info))
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_shapes_stage_2_starts_when_its_stage_1_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stage 2 of the first shape runs before the second shape's stage 1, not after every shape's."""
+    from kernelscope.tune import sweep
+
+    fake = _Recorder()
+    monkeypatch.setattr(sweep._Sweep, "executor", lambda self: fake)
+    space = Space(params={"BLOCK": [1, 2, 3]}, shapes=[{"N": 10}, {"N": 20}])
+    r = api.tune(FAULTS, space=space, device="cpu", store=tmp_path / "s.sqlite", rounds=3)
+    assert fake.seen == [("run", 10)] * 3 + [("compare", 10)] + [("run", 20)] * 3 + [("compare", 20)]
+    assert [b.config["BLOCK"] for b in r.best] == [1, 1]
+    fake.seen.clear()
+    again = api.tune(FAULTS, space=space, device="cpu", store=tmp_path / "s.sqlite", rounds=3)
+    assert fake.seen == [] and again.reused == 6  # stage 1 and stage 2 both from the store

@@ -37,6 +37,7 @@ class Item:
     attempt: int = 1
     lost: int = 0  # times its worker's host vanished under it
     seconds: float = 0.0  # wall time of its last run, set by the executor
+    urgent: bool = False  # queued before the waiting items (a shape's stage 2: the longest jobs go first)
 
 
 @dataclass
@@ -129,11 +130,20 @@ def probe_devices() -> DeviceList:
     return DeviceList("nvidia", ids, [d[1] for d in devices])
 
 
+def _enqueue(queue: deque[Item], items: Sequence[Item]) -> None:
+    for item in items:
+        if item.urgent:
+            queue.appendleft(item)
+        else:
+            queue.append(item)
+
+
 class _Queue:
     """The shared work list: items wait here until a worker is free; ``on_done`` may add more."""
 
     def __init__(self, items: Sequence[Item]) -> None:
-        self.items: deque[Item] = deque(items)
+        self.items: deque[Item] = deque()
+        _enqueue(self.items, items)
         self.inflight = 0
         self.cond = threading.Condition()
         self.error: BaseException | None = None
@@ -150,7 +160,7 @@ class _Queue:
 
     def finish(self, more: Sequence[Item] = ()) -> None:
         with self.cond:
-            self.items.extend(more)
+            _enqueue(self.items, more)
             self.inflight -= 1
             self.cond.notify_all()
 
@@ -328,7 +338,8 @@ class RayExecutor:
 
     def map(self, items: Sequence[Item], on_done: OnDone) -> None:
         ray = self.ray
-        queue: deque[Item] = deque(items)
+        queue: deque[Item] = deque()
+        _enqueue(queue, items)
         pending: dict[Any, tuple[str, Item]] = {}
         idle = list(self.actors)
 
@@ -351,7 +362,9 @@ class RayExecutor:
                 del self.actors[name]
                 item.lost += 1
                 if item.lost >= MAX_LOST:
-                    queue.extend(on_done(item, Died("crash", f"its host was lost {item.lost} times"), self.info[name]))
+                    _enqueue(
+                        queue, on_done(item, Died("crash", f"its host was lost {item.lost} times"), self.info[name])
+                    )
                 else:
                     queue.appendleft(item)
                 if not self.actors:
@@ -364,7 +377,7 @@ class RayExecutor:
             if hello:
                 info.hello = hello_decoder.decode(hello)
             reply: Reply | Died = reply_decoder.decode(body) if status == "reply" else Died(status, str(body))
-            queue.extend(on_done(item, reply, info))
+            _enqueue(queue, on_done(item, reply, info))
             idle.append(name)
             give()
 

@@ -86,6 +86,7 @@ class _Sweep:
         self.reused = 0
         self.env = ""
         self.notes: list[str] = []
+        self.left: dict[str, int] = {}  # by shape key: stage-1 candidates still to finish
 
     def executor(self) -> Executor:
         if self.opts.executor == "ray":
@@ -143,7 +144,9 @@ class _Sweep:
         o.device, o.device_uuid = worker.hello.device, worker.hello.device_uuid
         o.attempts, o.seconds = item.attempt, round(item.seconds, 3)
         self._record(o)
-        return []
+        with self.lock:
+            self.left[key(job.shape)] -= 1
+            return self._stage2(job.shape) if self.left[key(job.shape)] == 0 else []
 
     def _decided(self, item: Item, reply: Reply | Died, worker: WorkerInfo) -> None:
         shape, entrants = item.tag
@@ -205,12 +208,14 @@ class _Sweep:
                     fresh.append(cand)
             self.total = len(fresh)
             self._report()
+            for c in fresh:
+                self.left[key(c.shape)] = self.left.get(key(c.shape), 0) + 1
+            done = [item for shape in self.shapes if key(shape) not in self.left for item in self._stage2(shape)]
             run = [
                 Run(shape=c.shape, config=c.config, min_time_ms=self.opts.stage1_ms, warmup_ms=self.opts.warmup_ms)
                 for c in fresh
             ]
-            ex.map([Item(job=j, timeout_s=self.opts.timeout_s) for j in run], self.on_done)
-            ex.map(self._stage2(), self.on_done)
+            ex.map(done + [Item(job=j, timeout_s=self.opts.timeout_s) for j in run], self.on_done)
         finally:
             ex.close()
             self.store.close()
@@ -229,31 +234,26 @@ class _Sweep:
             notes=self.notes,
         )
 
-    def _stage2(self) -> list[Item]:
-        items = []
-        for shape in self.shapes:
-            ok = [o for o in self.outcomes.values() if key(o.shape) == key(shape) and o.status == "ok" and o.median_us]
-            entrants = finalists(ok, within=self.opts.within, top=self.opts.top, incumbent=self.space.incumbent)
-            if len(entrants) == 1:
-                self.best[key(shape)] = alone(entrants[0], self.space.incumbent)
-            if len(entrants) < 2:
-                continue
-            old = self.store.get_decision(self.source, self.env, shape, [o.config for o in entrants])
-            if old is not None:
-                self.best[key(shape)] = old
-                continue
-            job = Compare(
-                shape=shape,
-                configs=[o.config for o in entrants],
-                rounds=self.opts.rounds,
-                round_ms=self.opts.round_ms,
-                seed=self.opts.seed,
-            )
-            budget = self.opts.timeout_s * len(entrants) + self.opts.rounds * len(entrants) * (
-                self.opts.round_ms / 1e3 * 3 + 0.5
-            )
-            items.append(Item(job=job, timeout_s=budget, tag=(shape, entrants)))
-        return items
+    def _stage2(self, shape: Params) -> list[Item]:
+        """The shape's stage-2 item once its stage 1 is complete (none: fewer than two finalists, or the
+        store has the decision for these finalists). Urgent: it starts on the next free worker, while other
+        shapes are still in stage 1, instead of every shape's stage 2 waiting for the slowest stage 1."""
+        ok = [o for o in self.outcomes.values() if key(o.shape) == key(shape) and o.status == "ok" and o.median_us]
+        entrants = finalists(ok, within=self.opts.within, top=self.opts.top, incumbent=self.space.incumbent)
+        if len(entrants) == 1:
+            self.best[key(shape)] = alone(entrants[0], self.space.incumbent)
+        if len(entrants) < 2:
+            return []
+        old = self.store.get_decision(self.source, self.env, shape, [o.config for o in entrants])
+        if old is not None:
+            self.best[key(shape)] = old
+            return []
+        o = self.opts
+        job = Compare(
+            shape=shape, configs=[e.config for e in entrants], rounds=o.rounds, round_ms=o.round_ms, seed=o.seed
+        )
+        budget = o.timeout_s * len(entrants) + o.rounds * len(entrants) * (o.round_ms / 1e3 * 3 + 0.5)
+        return [Item(job=job, timeout_s=budget, tag=(shape, entrants), urgent=True)]
 
 
 def sweep(
