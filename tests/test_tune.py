@@ -385,11 +385,14 @@ def test_apply_makes_the_winner_a_task_candidate(tmp_path: Path) -> None:
         "mm",
         "--workspace",
         str(ws),
+        "--memory",
     )
     assert done.returncode == 0, done.stderr
     assert "improved" in done.stdout
     (line,) = (ws / "ledger.jsonl").read_text().splitlines()
     assert json.loads(line)["status"] == "improved"
+    record = json.loads((ws / "memory" / "v1.json").read_text())  # --memory: the iteration, from the eval
+    assert record["category"] == "tile_shape" and "BLOCK=64" in record["title"]
 
 
 class _Recorder:

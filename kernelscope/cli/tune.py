@@ -10,7 +10,8 @@ from typer.core import TyperGroup
 
 from kernelscope import api
 from kernelscope.cli._common import Parquet, either, emit, err, fail, guarded, out, pick, progress_bar
-from kernelscope.model.tune import STATUSES, Device, Timing
+from kernelscope.model.memory import MemoryRecord
+from kernelscope.model.tune import STATUSES, Device, Timing, TuneResult, label
 from kernelscope.presenters.base import rich_table
 from kernelscope.presenters.tune import (
     PRESENTERS,
@@ -94,6 +95,7 @@ def run(
         Optional[str], typer.Option(help="After --write: kscope eval this task (the file written is its candidate).")
     ] = None,
     workspace: Annotated[Path, typer.Option(help="With --apply: the kscope workspace holding the task.")] = Path("."),
+    memory: Annotated[bool, typer.Option(help="With --apply: also write the iteration memory record.")] = False,
     tunableop: Annotated[bool, typer.Option(help="Tune the GEMMs of the workload after -- with TunableOp.")] = False,
     out_dir: Annotated[Path, typer.Option("--out", help="With --tunableop: where its files go.")] = Path(
         "kscope-tunableop"
@@ -178,8 +180,22 @@ def run(
     if apply:
         from kernelscope.presenters.eval import rich_renderable as eval_renderable
 
-        verdict = eval_renderable(api.evaluate(apply, workspace=workspace))
-        (out if presenter is None else err).print(verdict)  # stdout stays one document under --json
+        evaluated = api.evaluate(apply, workspace=workspace)
+        shown = out if presenter is None else err  # stdout stays one document under --json
+        shown.print(eval_renderable(evaluated))
+        if memory:
+            record = _remember(result, apply, workspace, evaluated.id)
+            shown.print(f"wrote {workspace / 'memory' / f'v{record.version}.json'}", highlight=False)
+    elif memory:
+        raise fail("--memory records the eval of --apply TASK: give --apply too")
+
+
+def _remember(result: TuneResult, task: str, workspace: Path, eval_id: str) -> MemoryRecord:
+    """The eval as an iteration memory record: the task's lever, else ``tile_shape`` (a tuned config is a
+    choice of tiles, warps and stages); the winners in the title."""
+    lever = api.show_task(task, workspace=workspace).lever or "tile_shape"
+    winners = "; ".join(f"{label(b.shape)}: {label(b.config)}" + (" (tie)" if b.tie else "") for b in result.best)
+    return api.memory_new(workspace=workspace, from_eval=eval_id, category=lever, title=f"kscope tune: {winners}"[:200])
 
 
 def _signature(text: str | None) -> dict[str, str] | None:
