@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from conftest import assert_one_error_line, run_kscope
 
 from kernelscope.errors import FormatError
 
@@ -181,3 +182,16 @@ def test_ci_run_has_no_escapes_and_no_hangs(ci_run: dict[str, Any]) -> None:
     places = [f"{p['type']} at {p['place']} ({p['count']}): {p['example']}" for p in ci_run["others"]]
     assert not places, "\n".join(places)
     assert not ci_run["hangs"], ci_run["hangs"]
+
+
+def test_a_report_that_aborts_the_ncu_library_is_one_error_line(tmp_path: Path) -> None:
+    """Input 569 of the ncu-rep target at seed 0: the ncu-report wheel's protobuf reader aborts the process
+    on it (absl "Check failed: count >= 0", SIGABRT). kscope walks each report in a child process first."""
+    pytest.importorskip("ncu_report")
+    target = next(t for t in fuzz.TARGETS if t.name == "ncu-rep")
+    path, how = fuzz.make_input(target, fuzz.build_seeds(tmp_path / "seeds"), 0, 569, tmp_path)
+    for cmd in ("ncu", "gap"):
+        done = run_kscope(cmd, path)
+        assert done.returncode == 2, (how, done.returncode, done.stderr[-300:])
+        assert_one_error_line(done)
+        assert "abort (SIGABRT" in done.stderr

@@ -6,7 +6,9 @@ reader's raw page (same metric names, same base units), with the report's exact 
 Vendor quirks, all here: ``load_report`` does not fail on a damaged file; it returns a context with
 no ranges (random bytes, a file cut early) or a last action with no name and no metrics (a file cut
 late), and prints protobuf errors on stderr. So the magic is checked first and every action must have
-a name and a duration. Actions of range or
+a name and a duration. On some corrupted reports its protobuf reader aborts the whole process instead
+(SIGABRT from an absl CHECK: no Python exception to catch), so each report is first walked once in a
+child process (``_preflight``); one the child dies on is a ``FormatError`` here. Actions of range or
 graph replay (``--replay-mode range``, ``--graph-profiling graph``) are not single kernels: they are
 skipped and counted in ``metadata["ncu_skipped_workloads"]``.
 """
@@ -15,12 +17,14 @@ from __future__ import annotations
 
 import functools
 import math
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 from kernelscope.errors import FormatError, MissingToolError
 from kernelscope.model import DeviceInfo, KernelLaunch, Profile
+from kernelscope.process import run_tool
 from kernelscope.readers import _io, _ncu
 
 FORMAT = "ncu-rep"
@@ -98,13 +102,40 @@ def _device(action: Any, index: int) -> DeviceInfo:
     )
 
 
+# loads the report and touches what the readers touch: every action's name and metrics
+_PREFLIGHT = """
+import sys, ncu_report
+ctx = ncu_report.load_report(sys.argv[1])
+for r in range(ctx.num_ranges()):
+    rng = ctx.range_by_idx(r)
+    for i in range(rng.num_actions()):
+        a = rng.action_by_idx(i)
+        if a is not None and a.name():
+            for n in a.metric_names():
+                a.metric_by_name(n)
+"""
+
+
+def _preflight(path: Path) -> None:
+    done = run_tool([sys.executable, "-c", _PREFLIGHT, str(path)])
+    if done.returncode < 0:
+        try:
+            how = signal.Signals(-done.returncode).name
+        except ValueError:
+            how = f"signal {-done.returncode}"
+        found = f"a report that makes the ncu-report library abort ({how}; damaged?)"
+        raise FormatError(path, "an Nsight Compute report the ncu-report library can read", found, _FIX)
+
+
 def open_report(path: Path) -> Any:
-    """The ``ncu_report`` context of a report, after the magic check; needs the ``ncu-report`` wheel."""
+    """The ``ncu_report`` context of a report, after the magic check and a walk through it in a child
+    process (``_preflight``); needs the ``ncu-report`` wheel."""
     _check_file(path)
     try:
         import ncu_report
     except ImportError:
         raise MissingToolError("ncu-report", "pip install 'kernelscope[ncu]' (the ncu-report wheel)") from None
+    _preflight(path)
     try:
         return ncu_report.load_report(str(path))
     except Exception as exc:  # the wheel is a SWIG binding; its failures have no common type
