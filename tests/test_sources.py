@@ -309,3 +309,19 @@ def test_gap_find_sources_adds_columns(repos: Path, tmp_path: Path) -> None:
     assert {"Source status", "Source", "Source URL", "Test command"} <= set(header)
     table = run_kscope("gap", trace, "--find-sources", "--repo", repos / "vllm", "--index-db", db)
     assert "resolved" in table.stdout and "ambiguous" in table.stdout
+
+
+def test_a_plain_folder_inside_an_ignoring_work_tree_is_walked(tmp_path: Path) -> None:
+    """``git ls-files`` in a folder its work tree ignores lists nothing: the folder is walked instead (issue
+    16); a work tree's own top level keeps git's view (an ignored file stays out)."""
+    from kernelscope.sources.index import list_files
+
+    tree = tmp_path / "tree"
+    (tree / "vendor" / "csrc").mkdir(parents=True)
+    (tree / "vendor" / "csrc" / "k.cu").write_text("__global__ void vendored_kernel(float* x) {}\n")
+    (tree / "own.cu").write_text("__global__ void own_kernel(float* x) {}\n")
+    (tree / "ignored.cu").write_text("__global__ void ignored_kernel(float* x) {}\n")
+    (tree / ".gitignore").write_text("vendor/\nignored.cu\n")
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    assert list_files(tree / "vendor") == ["csrc/k.cu"]
+    assert list_files(tree) == ["own.cu"]

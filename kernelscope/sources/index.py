@@ -162,11 +162,14 @@ def _wanted(path: str) -> bool:
 
 
 def list_files(root: Path) -> list[str]:
-    """Repository-relative paths of the files the index reads (git's view when it is a git tree)."""
-    out = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    if out is not None:
-        paths = [p for p in out.split("\0") if p]
-    else:
+    """Repository-relative paths of the files the index reads: git's view (tracked and untracked, less what
+    it ignores) when ``root`` is a work tree's top level and git lists something; otherwise the folder walked.
+    A plain folder inside another work tree (a vendored copy, a download that tree ignores) is not git's to
+    describe: ``git ls-files`` there lists nothing, and the folder was indexed as empty."""
+    top = (_git(root, "rev-parse", "--show-toplevel") or "").strip()
+    out = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard") if top else None
+    paths = [p for p in (out or "").split("\0") if p]
+    if not paths or Path(top).resolve() != root.resolve():
         paths = []
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")]
