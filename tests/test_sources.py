@@ -325,3 +325,30 @@ def test_a_plain_folder_inside_an_ignoring_work_tree_is_walked(tmp_path: Path) -
     subprocess.run(["git", "init", "-q", str(tree)], check=True)
     assert list_files(tree / "vendor") == ["csrc/k.cu"]
     assert list_files(tree) == ["own.cu"]
+
+
+def test_a_definition_in_another_namespace_is_a_near_miss_never_the_answer(tmp_path: Path) -> None:
+    """Issue 16: the only definition of the function, in a namespace the name contradicts, was resolved.
+    Now it is rejected and listed with why; a definition whose outer scope the scanner could not see
+    (opened by a macro) still matches, and versioned inline namespaces (``__1``) are not compared."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / "other.cu").write_text("namespace flashinfer {\n__global__ void topk_kernel(float* x) {}\n}\n")
+    (repo / "inner.cu").write_text("namespace vllm {\n__global__ void gather_kernel(float* x) {}\n}\n")
+    (repo / "macro.cu").write_text("MOE_BEGIN\nnamespace moe {\n__global__ void scatter_kernel(float* x) {}\n}\n")
+    index = SourceIndex(tmp_path / "i.sqlite")
+    index.index([repo])
+    found = Finder(index).find(
+        [
+            "void vllm::moe::topk_kernel<float>(float*)",  # only flashinfer's: a near miss
+            "void vllm::moe::gather_kernel(float*)",  # vllm::gather_kernel is another kernel
+            "void vllm::moe::scatter_kernel(float*)",  # moe:: seen, vllm:: opened by a macro
+            "void vllm::__1::moe::scatter_kernel(float*)",
+        ]
+    )
+    topk, gather, scatter, versioned = found
+    assert topk.status == "not_found" and "in namespace flashinfer, the name says vllm::moe" in topk.reason
+    assert "other.cu" in topk.reason
+    assert gather.status == "not_found" and "in namespace vllm, the name says vllm::moe" in gather.reason
+    assert scatter.status == versioned.status == "resolved"
+    assert scatter.location is not None and scatter.location.path == "macro.cu"

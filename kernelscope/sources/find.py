@@ -51,15 +51,34 @@ def _token_weight(token: str, symbol: str, module: str) -> float:
     return 2.0 if token in (module, module.lstrip("_")) else 3.0
 
 
+_VERSIONED = re.compile(r"^(?:__\d+|v\d+(?:_\d+)*|inline)$")  # std::__1, cuda::std::__4, v2_3: inline namespaces
+
+
+def _scope_list(namespace: str | None) -> list[str]:
+    """Namespace components that can be compared, outermost first: anonymous scopes, macro-named ones
+    (``CUB_200200_700_NS``) and inline/versioned ones (``__1``, ``v2``) are not written in the source."""
+    return [
+        p
+        for p in (namespace or "").split("::")
+        if p and p != "(anonymous)" and not p.isupper() and not _VERSIONED.match(p)
+    ]
+
+
 def _scopes(namespace: str | None) -> set[str]:
-    """Namespace components that can be compared: anonymous scopes and macro-named ones are unknowable."""
-    return {p for p in (namespace or "").split("::") if p and p != "(anonymous)" and not p.isupper()}
+    return set(_scope_list(namespace))
 
 
-def _conflicts(ident: KernelIdentity, namespace: str) -> bool:
-    """The name says namespace A, the definition lives in unrelated namespace B: not this kernel."""
-    want, have = _scopes(ident.namespace), _scopes(namespace)
-    return bool(want and have and not want & have)
+def _namespace_problem(ident: KernelIdentity, namespace: str) -> str | None:
+    """Why a definition cannot be the named kernel by its namespace (None: it can). Both known: one must end
+    the other (a scanner can miss an outer scope opened by a macro or in another file, never an inner one);
+    ``vllm::moe::topk`` is not ``vllm::topk``, nor ``flashinfer::topk``."""
+    want, have = _scope_list(ident.namespace), _scope_list(namespace)
+    if not want or not have:
+        return None
+    n = min(len(want), len(have))
+    if want[-n:] == have[-n:]:
+        return None
+    return f"in namespace {'::'.join(have)}, the name says {'::'.join(want)}"
 
 
 def _context(ident: KernelIdentity) -> set[str]:
@@ -184,11 +203,12 @@ class Finder:
             base.status, base.reason = "no_source", NO_SOURCE[ident.kind]
             return base
         found = self._candidates(ident)
-        rows = [r for r in found if not _conflicts(ident, r[5])]
+        rejected = [(r, why) for r in found if (why := _namespace_problem(ident, r[5]))]
+        rows = [r for r in found if not _namespace_problem(ident, r[5])]
         if not rows:
-            where = sorted({r[5] for r in found})
+            misses = "; ".join(f"{self.repos[r[0]][1]}:{r[1]}:{r[2]} {why}" for r, why in rejected[:5])
             base.reason = f"no definition of {ident.function} in {len(self.repos)} indexed repositories" + (
-                f" (only in other namespaces: {', '.join(where)})" if where else ""
+                f" (near misses, rejected: {misses})" if misses else ""
             )
             return base
         scored = sorted(
