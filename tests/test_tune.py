@@ -428,7 +428,8 @@ class _Recorder:
                 reply: Any = CompareReply(times=times, kept=list(range(len(job.configs))))
             else:
                 us = float(job.config["BLOCK"])
-                reply = RunReply(status="ok", median_us=us, ci_us=[us, us], samples=5)
+                done = Outcome(shape=job.shape, config=job.config, status="ok", median_us=us, ci_us=[us, us], samples=5)
+                reply = RunReply(outcome=done)
             _enqueue(queue, on_done(item, reply, self.info))
 
     def close(self) -> None:

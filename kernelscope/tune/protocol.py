@@ -10,7 +10,7 @@ from typing import Literal
 
 import msgspec
 
-from kernelscope.model.tune import Device, Params, Status, Timing
+from kernelscope.model.tune import Device, Outcome, Params, Timing
 
 
 class Setup(msgspec.Struct, frozen=True, kw_only=True):
@@ -61,14 +61,9 @@ Job = Run | Compare
 
 
 class RunReply(msgspec.Struct, kw_only=True, tag="run"):
-    status: Status
-    median_us: float | None = None
-    ci_us: list[float] | None = None
-    iqr_us: float | None = None
-    samples: int = 0
-    detail: str = ""
-    registers: int | None = None
-    shared_bytes: int | None = None
+    """The candidate's outcome as the worker saw it (device fields and timings of the run are the parent's)."""
+
+    outcome: Outcome
     fatal: bool = False  # the device is unusable now (illegal address...): the worker exits after replying
 
 

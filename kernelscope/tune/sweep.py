@@ -123,24 +123,14 @@ class _Sweep:
         assert isinstance(item.job, Run)
         job = item.job
         # a death, or an error that ended the worker: once more, in a fresh process
-        if isinstance(reply, (Died, RunReply)) and reply.status in RETRY and item.attempt == 1:
+        assert isinstance(reply, (Died, RunReply))
+        status = reply.status if isinstance(reply, Died) else reply.outcome.status
+        if status in RETRY and item.attempt == 1:
             return [Item(job=job, timeout_s=item.timeout_s, attempt=2)]
         if isinstance(reply, Died):
             o = Outcome(shape=job.shape, config=job.config, status=reply.status, detail=reply.detail)  # type: ignore[arg-type]
         else:
-            assert isinstance(reply, RunReply)
-            o = Outcome(
-                shape=job.shape,
-                config=job.config,
-                status=reply.status,
-                median_us=reply.median_us,
-                ci_us=reply.ci_us,
-                iqr_us=reply.iqr_us,
-                samples=reply.samples,
-                detail=reply.detail,
-                registers=reply.registers,
-                shared_bytes=reply.shared_bytes,
-            )
+            o = reply.outcome
         o.device, o.device_uuid = worker.hello.device, worker.hello.device_uuid
         o.attempts, o.seconds = item.attempt, round(item.seconds, 3)
         self._record(o)

@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from kernelscope.errors import KernelscopeError, Skip, one_line
 from kernelscope.model.measurement import Measurement
-from kernelscope.model.tune import Status
+from kernelscope.model.tune import Outcome, Status
 from kernelscope.tune.protocol import (
     Compare,
     CompareReply,
@@ -153,14 +153,15 @@ class Worker:
         )
 
     def run(self, job: Run) -> RunReply:
+        def reply(status: Status, fatal: bool = False, **measured: Any) -> RunReply:
+            return RunReply(outcome=Outcome(shape=job.shape, config=job.config, status=status, **measured), fatal=fatal)
+
         try:
             fn = self.target.build(job.config, job.shape)
         except Skip as exc:
-            return RunReply(status="skipped", detail=one_line(str(exc)) or "Skip")
+            return reply("skipped", detail=one_line(str(exc)) or "Skip")
         except Exception as exc:  # the user's set-up or the compiler: any exception is this candidate's
-            return RunReply(
-                status="oom" if _is_oom(exc) else "compile_error", detail=_reason(exc), fatal=_is_fatal(exc)
-            )
+            return reply("oom" if _is_oom(exc) else "compile_error", _is_fatal(exc), detail=_reason(exc))
         registers, shared = self.target.resources(fn)
         try:
             got = fn()
@@ -168,18 +169,18 @@ class Worker:
             want = self.target.expected(job.shape)
             why = None if want is NO_REFERENCE else mismatch(got, want, self.setup.atol, self.setup.rtol)
             if why:
-                return RunReply(status="mismatch", detail=why, registers=registers, shared_bytes=shared)
+                return reply("mismatch", detail=why, registers=registers, shared_bytes=shared)
             m = self.measure(fn, job.min_time_ms, job.warmup_ms)
         except Skip as exc:
-            return RunReply(status="skipped", detail=one_line(str(exc)) or "Skip")
+            return reply("skipped", detail=one_line(str(exc)) or "Skip")
         except Exception as exc:
             status: Status = "oom" if _is_oom(exc) else "crash"
             # a crash ends this process too: its retry then runs in a fresh one, whatever state it left behind
             fatal = status == "crash" or _is_fatal(exc)
-            return RunReply(status=status, detail=_reason(exc), fatal=fatal, registers=registers, shared_bytes=shared)
+            return reply(status, fatal, detail=_reason(exc), registers=registers, shared_bytes=shared)
         ci = m.median_ci
-        return RunReply(
-            status="ok",
+        return reply(
+            "ok",
             median_us=m.summary.median,
             ci_us=[ci.low, ci.high],
             iqr_us=m.summary.iqr,
