@@ -449,3 +449,16 @@ def test_a_shapes_stage_2_starts_when_its_stage_1_ends(tmp_path: Path, monkeypat
     fake.seen.clear()
     again = api.tune(FAULTS, space=space, device="cpu", store=tmp_path / "s.sqlite", rounds=3)
     assert fake.seen == [] and again.reused == 6  # stage 1 and stage 2 both from the store
+
+
+def test_an_edited_source_file_starts_fresh_results(tmp_path: Path) -> None:
+    """--source names a file the factory's kernel lives in: its bytes join the store's key."""
+    helper = tmp_path / "kernel_impl.py"
+    helper.write_text("SCALE = 2\n")
+    space = _space(tmp_path, ["ok"], [8, 64])
+    assert _tune(tmp_path, space, sources=[helper]).reused == 0
+    assert _tune(tmp_path, space, sources=[helper]).reused == 2
+    helper.write_text("SCALE = 3\n")
+    assert _tune(tmp_path, space, sources=[helper]).reused == 0
+    with pytest.raises(InputError, match="--source"):
+        _tune(tmp_path, space, sources=[tmp_path / "missing.py"])

@@ -265,3 +265,20 @@ def test_planner_specializes_shape_ints_as_the_jit_does() -> None:
     assert job.signature["K"] == "i32" and "K" not in job.attrs
     assert job.constexprs["stride_ak"] == 1 and job.attrs["stride_am"] == "D" and job.attrs["a_ptr"] == "D"
     assert job.options == {"num_warps": 4, "num_stages": 2}
+
+
+def test_the_store_key_follows_the_kernels_source_not_only_the_named_file(tmp_path: Path) -> None:
+    """A target file that imports its kernel from elsewhere: an edit there must start fresh results."""
+    from kernelscope.tune.triton_target import kernel_key
+
+    body = (
+        "import triton\nimport triton.language as tl\n\n"
+        "@triton.autotune(configs=[triton.Config({'B': 16})], key=['n'])\n@triton.jit\n"
+        "def k(x, n, B: tl.constexpr):\n    tl.store(x + tl.arange(0, B), tl.arange(0, B) * {scale})\n"
+    )
+    keys = []
+    for i, scale in enumerate((2, 2, 3)):
+        f = tmp_path / f"kern{i}.py"
+        f.write_text(body.replace("{scale}", str(scale)))
+        keys.append(kernel_key(f"{f}:k"))
+    assert keys[0] == keys[1] != keys[2]

@@ -27,6 +27,7 @@ def tune(
     shapes: Sequence[str | Params] = (),
     reference: str | None = None,
     launch: str | None = None,
+    sources: Sequence[Path] = (),
     from_trace: Path | None = None,
     kernel: str | None = None,
     screen: str | None = None,
@@ -59,10 +60,12 @@ def tune(
     those whose code object cannot run or cannot win; ``screen_only`` stops there (no GPU needed).
     Every result goes to ``store`` (default: the user's cache) as it arrives; what it has is reused."""
     kind: Literal["factory", "triton"] = "factory"
+    kernel_key = ""
     if space is None:
         from kernelscope.tune.triton_target import autotune_space
+        from kernelscope.tune.triton_target import kernel_key as jit_key
 
-        kind, chosen = "triton", autotune_space(target)
+        kind, chosen, kernel_key = "triton", autotune_space(target), jit_key(target)
     else:
         chosen = read_space(space) if isinstance(space, Path) else space
         check(chosen, "space")
@@ -104,6 +107,7 @@ def tune(
         device=device,
         timing=timing,
         cwd=str(Path.cwd()),
+        kernel_key=kernel_key + "".join(f"\0{_file_hash(p)}" for p in sources),
     )
     opts = Options(
         store=store or default_store(),
@@ -124,6 +128,15 @@ def tune(
     if screened is not None:
         result.screen_arch, result.screen = screen or "", screened
     return result
+
+
+def _file_hash(path: Path) -> str:
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        raise InputError(f"--source {path}: {exc.strerror or exc}") from None
 
 
 def _traced(target: str, kind: str, trace: Path, kernel: str | None) -> list[LaunchedShape]:

@@ -64,6 +64,10 @@ def run(
     kernel: Annotated[Optional[str], typer.Option(help="With --from-trace: the kernel (regex).")] = None,
     reference: Annotated[Optional[str], typer.Option(help="FILE.py:FUNC; FUNC(shape) is the expected result.")] = None,
     launch: Annotated[Optional[str], typer.Option(help="Triton: FILE.py:FUNC; FUNC(shape) -> grid, args.")] = None,
+    source: Annotated[
+        Optional[list[Path]],
+        typer.Option(help="A file the kernel's code is in (repeat): its edits start fresh results."),
+    ] = None,
     atol: Annotated[float, typer.Option(help="Absolute tolerance of the correctness check.")] = 1e-2,
     rtol: Annotated[float, typer.Option(help="Relative tolerance of the correctness check.")] = 1e-2,
     device: Annotated[str, typer.Option(help=f"{either(DEVICES)}: where candidates run.")] = "auto",
@@ -150,6 +154,7 @@ def run(
             kernel=kernel,
             reference=reference,
             launch=launch,
+            sources=source or (),
             screen=screen,
             signature=_signature(signature),
             screen_only=screen_only,

@@ -26,6 +26,7 @@ class Setup(msgspec.Struct, frozen=True, kw_only=True):
     timing: Timing = "cold"
     cwd: str = "."
     expect_uuid: str = ""  # the device this worker was pinned to; the worker says which one it sees
+    kernel_key: str = ""  # Triton's hash of the kernel's source, and of --source files: part of the store's key
 
 
 class Hello(msgspec.Struct, frozen=True, kw_only=True):

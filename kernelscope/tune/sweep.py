@@ -76,7 +76,7 @@ class _Sweep:
     ) -> None:
         self.setup, self.space, self.opts, self.progress = setup, space, opts, progress
         self.shapes = [dict(s) for s in shapes]
-        self.source = source_hash(setup.spec, setup.kind, [setup.reference or ""])
+        self.source = source_hash(setup.spec, setup.kind, [setup.reference or "", setup.kernel_key])
         self.store = Store(opts.store)
         self.outcomes: dict[str, Outcome] = {}
         self.best: dict[str, Best] = {}

@@ -66,6 +66,12 @@ def autotune_space(spec: str) -> Space:
     return Space(configs=[config_params(c) for c in load_autotuner(spec).configs])
 
 
+def kernel_key(spec: str) -> str:
+    """Triton's own hash of the kernel's source and the JIT functions it calls (``JITFunction.cache_key``):
+    part of the store's source hash, since the kernel may live in another file than the one named."""
+    return str(load_autotuner(spec).fn.cache_key)
+
+
 def autotune_keys(spec: str) -> list[str]:
     """The argument names in the autotuner's ``key``: the ones a shape is made of."""
     return [str(k) for k in load_autotuner(spec).keys]
