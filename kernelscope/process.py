@@ -59,6 +59,14 @@ def run_group(
     return None if timed_out else proc.returncode, time.perf_counter() - t0
 
 
+def signal_name(number: int) -> str:
+    """``SIGSEGV`` for 11: how a process died, from its negative return code's absolute value."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 TOOL_TIMEOUT_S = 120.0  # llvm-objdump, cuobjdump, c++filt: seconds on the largest real inputs, never minutes
 
 

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import functools
 import math
-import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 from kernelscope.errors import FormatError, MissingToolError
 from kernelscope.model import DeviceInfo, KernelLaunch, Profile
-from kernelscope.process import run_tool
+from kernelscope.process import run_tool, signal_name
 from kernelscope.readers import _io, _ncu
 
 FORMAT = "ncu-rep"
@@ -119,11 +118,7 @@ for r in range(ctx.num_ranges()):
 def _preflight(path: Path) -> None:
     done = run_tool([sys.executable, "-c", _PREFLIGHT, str(path)])
     if done.returncode < 0:
-        try:
-            how = signal.Signals(-done.returncode).name
-        except ValueError:
-            how = f"signal {-done.returncode}"
-        found = f"a report that makes the ncu-report library abort ({how}; damaged?)"
+        found = f"a report that makes the ncu-report library abort ({signal_name(-done.returncode)}; damaged?)"
         raise FormatError(path, "an Nsight Compute report the ncu-report library can read", found, _FIX)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -115,9 +114,9 @@ def probe_devices() -> DeviceList:
     if found_smi is not None:
         return found_smi
     try:
-        done = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=300, check=False)
+        done = run_tool([sys.executable, "-c", _PROBE], timeout_s=300)  # importing torch: seconds, on a cold disk more
         found = json.loads(done.stdout.strip().splitlines()[-1])
-    except (subprocess.TimeoutExpired, OSError, ValueError, IndexError):
+    except (ToolFailedError, ValueError, IndexError):
         return DeviceList("cpu", [])
     devices = found["devices"]
     if not devices:

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import IO
 
 from kernelscope.errors import InputError, ToolFailedError, one_line
+from kernelscope.process import signal_name
 from kernelscope.tune.protocol import (
     Hello,
     Job,
@@ -46,12 +47,7 @@ class Died(Exception):
 def _signal_name(code: int | None) -> str:
     if code is None:
         return "still running"
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit status {code}"
+    return f"killed by {signal_name(-code)}" if code < 0 else f"exit status {code}"
 
 
 class Slot:

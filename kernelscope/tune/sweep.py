@@ -87,6 +87,8 @@ class _Sweep:
         self.env = ""
         self.notes: list[str] = []
         self.left: dict[str, int] = {}  # by shape key: stage-1 candidates still to finish
+        self.lead: Outcome | None = None  # the fastest ok candidate so far (the progress line's "best")
+        self.failures: dict[str, int] = {}
 
     def executor(self) -> Executor:
         if self.opts.executor == "ray":
@@ -96,24 +98,28 @@ class _Sweep:
             raise InputError("--device cuda: no GPU is visible to PyTorch here (use --device cpu or auto)")
         return LocalExecutor(self.setup, devices, self.opts.workers)
 
+    def _tally(self, o: Outcome) -> None:
+        """The progress line's best so far and failures by status, kept as outcomes arrive (re-scanning every
+        outcome per result would cost a sweep of N candidates N² steps)."""
+        if o.status == "ok" and o.median_us is not None:
+            if self.lead is None or o.median_us < (self.lead.median_us or math.inf):
+                self.lead = o
+        elif o.status not in ("skipped", "pruned"):
+            self.failures[o.status] = self.failures.get(o.status, 0) + 1
+
     def _report(self) -> None:
         if self.progress is None:
             return
-        ok = [o for o in self.outcomes.values() if o.status == "ok" and o.median_us is not None]
-        lead = min(ok, key=lambda o: o.median_us or math.inf, default=None)
+        lead = self.lead
         best = f"best {lead.median_us:.2f} µs ({label(lead.config)})" if lead else "no result yet"
-        failures: dict[str, int] = {}
-        for o in self.outcomes.values():
-            if o.status not in ("ok", "skipped", "pruned"):
-                failures[o.status] = failures.get(o.status, 0) + 1
-        self.progress(self.done, self.total, best, failures)
+        self.progress(self.done, self.total, best, dict(self.failures))
 
-    def _record(self, o: Outcome, *, store: bool = True) -> None:
+    def _record(self, o: Outcome) -> None:
         with self.lock:
             self.outcomes[Candidate(shape=o.shape, config=o.config).id] = o
-            if store:
-                self.store.put(self.source, self.setup.spec, self.env, o)
+            self.store.put(self.source, self.setup.spec, self.env, o)
             self.done += 1
+            self._tally(o)
             self._report()
 
     def on_done(self, item: Item, reply: Reply | Died, worker: WorkerInfo) -> list[Item]:
@@ -197,6 +203,8 @@ class _Sweep:
                 else:
                     fresh.append(cand)
             self.total = len(fresh)
+            for o in self.outcomes.values():  # skipped, pruned and reused ones
+                self._tally(o)
             self._report()
             for c in fresh:
                 self.left[key(c.shape)] = self.left.get(key(c.shape), 0) + 1

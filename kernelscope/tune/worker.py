@@ -12,15 +12,15 @@ import faulthandler
 import os
 import platform
 import random
-import subprocess
 import sys
 import traceback
 from collections.abc import Callable
 from typing import IO, Any
 
-from kernelscope.errors import KernelscopeError, Skip, one_line
+from kernelscope.errors import KernelscopeError, Skip, ToolFailedError, one_line
 from kernelscope.model.measurement import Measurement
 from kernelscope.model.tune import Outcome, Status
+from kernelscope.process import run_tool
 from kernelscope.tune.protocol import (
     Compare,
     CompareReply,
@@ -105,8 +105,8 @@ def _driver() -> str:
         ["amd-smi", "version", "--csv"],
     ):
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
-        except (OSError, subprocess.TimeoutExpired):
+            done = run_tool(argv, timeout_s=30)
+        except ToolFailedError:  # not installed, or hung
             continue
         if done.returncode == 0 and done.stdout.strip():
             return " ".join(done.stdout.split())[:200]
