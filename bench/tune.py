@@ -2,7 +2,7 @@
 
     python bench/tune.py single  --out DIR   # one GPU: kscope vs @triton.autotune vs a vLLM-style script
     python bench/tune.py repeat  --out DIR   # one GPU: 20 re-runs of each one's final choice
-    python bench/tune.py scaling --out DIR --gpus N   # 1..N GPUs: kscope local, kscope Ray, static split
+    python bench/tune.py scaling --out DIR --gpus N [--sweep batch]  # 1, 2, N GPUs: kscope local, Ray, static
     python bench/tune.py faults  --out DIR   # one GPU: candidates that fault, a worker killed mid-sweep
     python bench/tune.py overhead --out DIR  # CPU: the scheduler's cost per candidate
 
@@ -285,37 +285,64 @@ def static_split(shapes: list[dict[str, Any]], configs: list[dict[str, Any]], gp
     return time.perf_counter() - t0
 
 
-def scaling(out: Path, gpus: int, stage1_ms: float = 20.0, ray: bool = True) -> dict[str, Any]:
-    configs, shapes = _space()
-    result: dict[str, Any] = {"gpus": gpus, "configs": len(configs), "shapes": len(shapes), "stage1_ms": stage1_ms}
+# scaling --sweep batch: a vLLM-style batch-size sweep (their MoE tuners take M = 1..4096 per weight shape),
+# here over a Llama-3-8B MLP up-projection (N=14336, K=4096); every M a multiple of 16, so one binary per config
+BATCH_M = (16, 32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 8192)
+BATCH_SHAPES = [{"M": m, "N": 14336, "K": 4096} for m in BATCH_M]
+METHODS = ("kscope_local", "kscope_ray", "static")
+
+
+def scaling(
+    out: Path,
+    gpus: int,
+    stage1_ms: float = 20.0,
+    methods: tuple[str, ...] = METHODS,
+    sweep: str = "small",
+    counts: list[int] | None = None,
+) -> dict[str, Any]:
+    """kscope (local, Ray) and the static split on 1, 2 and ``gpus`` GPUs (or ``counts``); the JSON is
+    rewritten after every run, so a run cut short keeps what it measured."""
+    import msgspec
+
+    from kernelscope.analyses.tune import busy_share
+
+    configs, base = _space()
+    shapes = base if sweep == "small" else BATCH_SHAPES
+    result: dict[str, Any] = {"gpus": gpus, "configs": len(configs), "shapes": shapes, "stage1_ms": stage1_ms}
     result["precompile_s"] = precompile(configs)
-    runs: dict[str, dict[int, float]] = {"kscope_local": {}, "kscope_ray": {}, "static": {}}
-    ray_ok = ray
-    for n in sorted({1, gpus}):
-        for name in ("kscope_local", "kscope_ray"):
-            if name == "kscope_ray" and not ray_ok:
-                continue
-            store = Path(tempfile.mkdtemp()) / "tune.sqlite"
-            t0 = time.perf_counter()
-            try:
-                r = kscope_tune(
-                    store,
-                    shapes,
-                    workers=n,
-                    executor="local" if name == "kscope_local" else "ray",
-                    stage1_ms=stage1_ms,
-                    warmup_ms=10.0,
-                )
-            except Exception as exc:  # ray missing: record why, measure the rest
-                result[f"{name}_error"] = f"{type(exc).__name__}: {exc}"
-                ray_ok = False
-                continue
-            runs[name][n] = time.perf_counter() - t0
-            result.setdefault("counts", {})[f"{name}_{n}"] = r.counts()
-        runs["static"][n] = static_split(shapes, configs, n)
+    runs: dict[str, dict[int, float]] = {m: {} for m in methods}
     result["wall_s"] = runs
-    result["efficiency"] = {k: v[1] / (gpus * v[gpus]) for k, v in runs.items() if 1 in v and gpus in v}
-    (out / f"tune_scaling_{gpus}.json").write_text(json.dumps(result, indent=1))
+    path = out / f"tune_scaling_{sweep}_{'-'.join(methods)}_{gpus}gpu.json"
+    for n in counts or sorted({1, min(2, gpus), gpus}):
+        for name in methods:
+            t0 = time.perf_counter()
+            if name == "static":
+                runs["static"][n] = static_split(shapes, configs, n)
+                continue
+            r = kscope_tune(
+                Path(tempfile.mkdtemp()) / "tune.sqlite",
+                shapes,
+                workers=n,
+                executor="local" if name == "kscope_local" else "ray",
+                stage1_ms=stage1_ms,
+                warmup_ms=10.0,
+            )
+            runs[name][n] = time.perf_counter() - t0
+            run = f"{name}_{n}"
+            result.setdefault("counts", {})[run] = r.counts()
+            result.setdefault("busy", {})[run] = busy_share(r)
+            result.setdefault("usage", {})[run] = msgspec.to_builtins(r.usage)
+            result.setdefault("phases", {})[run] = {
+                "wall_s": r.wall_s,
+                "stage1_end_s": r.stage1_end_s,
+                "work_end_s": r.work_end_s,
+            }
+            result.setdefault("picks", {})[run] = [_key(b.config) for b in r.best]
+            path.write_text(json.dumps(result, indent=1))
+        result["efficiency"] = {
+            k: {m: v[1] / (m * t) for m, t in v.items() if m > 1} for k, v in runs.items() if 1 in v
+        }
+        path.write_text(json.dumps(result, indent=1))
     return result
 
 
@@ -395,13 +422,16 @@ def main() -> None:
     p.add_argument("what", choices=["single", "repeat", "scaling", "faults", "overhead"])
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--gpus", type=int, default=2)
-    p.add_argument("--no-ray", action="store_true", help="scaling: local and static only")
+    p.add_argument("--methods", default=",".join(METHODS), help="scaling: which of " + ", ".join(METHODS))
+    p.add_argument("--sweep", choices=["small", "batch"], default="small", help="scaling: the space's 4 shapes or 12 M")
+    p.add_argument("--counts", help="scaling: GPU counts to run, e.g. 1,4 (default 1, 2, --gpus)")
     p.add_argument("--single", type=Path, help="repeat: the tune_single.json of an earlier run")
     p.add_argument("--shapes", type=int, help="repeat: only the first N shapes of that run")
     a = p.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     if a.what == "scaling":
-        res = scaling(a.out, a.gpus, ray=not a.no_ray)
+        counts = [int(c) for c in a.counts.split(",")] if a.counts else None
+        res = scaling(a.out, a.gpus, methods=tuple(a.methods.split(",")), sweep=a.sweep, counts=counts)
     elif a.what == "repeat":
         res = repeat(a.out, single_json=a.single, shapes=a.shapes)
     else:

@@ -19,7 +19,7 @@ import pytest
 from kernelscope import api
 from kernelscope.analyses.tune import decide, finalists
 from kernelscope.errors import InputError
-from kernelscope.model.tune import Outcome, Space, TuneResult
+from kernelscope.model.tune import Candidate, Outcome, Space, TuneResult
 from kernelscope.tune.space import Constraint, enumerate_candidates, parse_shape, read_space
 
 DATA = Path(__file__).parent / "data" / "tune"
@@ -179,8 +179,17 @@ def test_store_resumes_and_a_new_config_costs_one_evaluation(tmp_path: Path) -> 
     first = _tune(tmp_path, space)
     ran = [o for o in first.candidates if not o.reused and o.status != "skipped"]
     assert first.reused == 0 and len(ran) == 4
+    # both workers reported; four candidates and one stage 2 ran, set-up is part of the busy time
+    assert [u.name for u in first.usage] == ["cpu0", "cpu1"] and sum(u.items for u in first.usage) == 5
+    for u in first.usage:
+        assert 0 < u.ready_s < first.wall_s and u.setup_s <= u.busy_s <= first.wall_s - u.ready_s
+    assert sum(u.setup_s for u in first.usage) > 0
+    assert first.stage1_end_s is not None and first.work_end_s is not None
+    assert first.stage1_end_s < first.work_end_s < first.wall_s
+    assert sum(u.stage2_s > 0 for u in first.usage) == 1  # one shape: one stage 2, on one worker
     again = _tune(tmp_path, space)
     assert again.reused == 4 and all(o.reused for o in again.candidates if o.status != "skipped")
+    assert sum(u.items for u in again.usage) == 0 and again.stage1_end_s is None
     assert [b.config for b in again.best] == [b.config for b in first.best]  # same finalists: the stored decision
     more = _tune(tmp_path, _space(tmp_path, ["ok", "wrong"], [4, 8, 64, 128]))
     fresh = [o for o in more.candidates if not o.reused and o.status != "skipped"]
@@ -258,6 +267,11 @@ def test_cli_json_show_export_and_errors(tmp_path: Path) -> None:
     assert {"best", "candidates", "reused"} <= doc.keys()
     assert doc["best"][0]["config"] == {"BLOCK": 64, "MODE": "ok"} and len(doc["best"][0]["ci_us"]) == 2
     assert {c["status"] for c in doc["candidates"]} == {"ok", "mismatch", "skipped"}
+    assert sum(u["items"] for u in doc["usage"]) == 3 + 1 and doc["work_end_s"] <= doc["wall_s"]
+    human = subprocess.run(
+        _argv(space, tmp_path / "fresh.sqlite"), capture_output=True, text=True, timeout=300, check=False
+    )
+    assert human.returncode == 0 and "devices busy: " in human.stdout and "stage 2 " in human.stdout
     shown = _kscope("tune", "show", "--store", store, "--status", "mismatch", "--json")
     assert shown.returncode == 0 and [o["config"]["MODE"] for o in json.loads(shown.stdout)] == ["wrong"]
     csv = tmp_path / "all.csv"
@@ -412,15 +426,12 @@ class _Recorder:
         return [self.info]
 
     def map(self, items: list[Any], on_done: Any) -> None:
-        from collections import deque
-
-        from kernelscope.tune.executors import _enqueue
+        from kernelscope.tune.executors import Backlog
         from kernelscope.tune.protocol import Compare, CompareReply, RunReply
 
-        queue: deque[Any] = deque()
-        _enqueue(queue, items)
+        queue = Backlog(items, 1)
         while queue:
-            item = queue.popleft()
+            item = queue.take("w0")
             job = item.job
             self.seen.append(("compare" if isinstance(job, Compare) else "run", job.shape["N"]))
             if isinstance(job, Compare):
@@ -430,7 +441,7 @@ class _Recorder:
                 us = float(job.config["BLOCK"])
                 done = Outcome(shape=job.shape, config=job.config, status="ok", median_us=us, ci_us=[us, us], samples=5)
                 reply = RunReply(outcome=done)
-            _enqueue(queue, on_done(item, reply, self.info))
+            queue.add(on_done(item, reply, self.info))
 
     def close(self) -> None:
         pass
@@ -462,3 +473,45 @@ def test_an_edited_source_file_starts_fresh_results(tmp_path: Path) -> None:
     assert _tune(tmp_path, space, sources=[helper]).reused == 0
     with pytest.raises(InputError, match="--source"):
         _tune(tmp_path, space, sources=[tmp_path / "missing.py"])
+
+
+def _item(config: str, urgent: bool = False) -> Any:
+    from kernelscope.tune.executors import Item
+    from kernelscope.tune.protocol import Run
+
+    return Item(job=Run(shape={}, config={"c": config}), timeout_s=1, affinity=config, urgent=urgent)
+
+
+def test_a_free_worker_takes_a_config_it_has_built_from_near_the_head() -> None:
+    from kernelscope.tune.executors import LOOK_AHEAD, Backlog
+
+    def took(worker: str) -> str:
+        return str(backlog.take(worker).job.config["c"])  # type: ignore[union-attr]
+
+    backlog = Backlog([_item(c) for c in "ABCD"], workers=2)
+    assert [took("w0"), took("w1"), took("w0"), took("w1")] == ["A", "B", "C", "D"]  # nothing built: in order
+    backlog.add([_item(c) for c in "ABCD"])  # the next shape
+    assert took("w1") == "B" and took("w0") == "A"  # each its own config, not the head
+    backlog.add([_item("S", urgent=True)])
+    assert took("w0") == "S"  # urgent work (a stage 2) first, whatever it has built
+    backlog.forget("w1")  # restarted: nothing loaded, so D is nobody's; C is w0's
+    assert took("w1") == "D"
+    n = LOOK_AHEAD * 2
+    far = Backlog([_item(str(i)) for i in range(n + 1)] + [_item("A")], workers=2)
+    far.served = {"w0": {"A"}, "w1": {str(i) for i in range(n + 1)}}
+    assert far.take("w0").affinity == "0"  # its own config is beyond the look-ahead: the head, the order holds
+    one = Backlog([_item(c) for c in "AB"] + [_item(c) for c in "AB"], workers=1)
+    assert [one.take("w0").affinity for _ in range(4)] == ["A", "B", "A", "B"]  # one worker: in order
+
+
+def test_stage1_order_interleaves_the_last_shapes_one_per_worker() -> None:
+    from kernelscope.tune.sweep import stage1_order
+
+    cands = [Candidate(shape={"s": s}, config={"c": c}) for s in (1, 2, 3) for c in (1, 2)]
+
+    def order(workers: int) -> list[tuple[int, int]]:
+        return [(int(c.shape["s"]), int(c.config["c"])) for c in stage1_order(cands, workers)]
+
+    assert order(1) == [(1, 1), (1, 2), (2, 1), (2, 2), (3, 1), (3, 2)]
+    assert order(2) == [(1, 1), (1, 2), (2, 1), (3, 1), (2, 2), (3, 2)]
+    assert order(8) == [(1, 1), (2, 1), (3, 1), (1, 2), (2, 2), (3, 2)]

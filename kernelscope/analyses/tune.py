@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from kernelscope.analyses.stats import bootstrap_median, paired_ratio
-from kernelscope.model.tune import Best, Outcome, Params, key
+from kernelscope.model.tune import Best, Outcome, Params, TuneResult, key
 
 CONFIDENCE = 0.95
 
@@ -92,3 +92,23 @@ def finalists(ok: Sequence[Outcome], *, within: float, top: int, incumbent: Para
     if incumbent is not None and all(key(o.config) != key(incumbent) for o in picked):
         picked += [o for o in ranked if key(o.config) == key(incumbent)]
     return picked
+
+
+def busy_share(r: TuneResult) -> dict[str, float] | None:
+    """How well a sweep kept its devices busy: the share of each worker's time, from when it was ready to the
+    end, spent running items (``busy``); the shares of that busy time spent on set-up (``setup``: compile,
+    load, first run, check) and on stage 2 (``stage2``); the slowest worker's start (``ready_s``), the time
+    after the last stage-1 result (``tail_s``: stage 2 of the shapes that ended last, and stopping) and the
+    time stopping the workers took (``stop_s``). None when nothing ran."""
+    if not r.usage:
+        return None
+    up = sum(max(r.wall_s - u.ready_s, 0.0) for u in r.usage)
+    busy = sum(u.busy_s for u in r.usage)
+    return {
+        "busy": busy / up if up else 0.0,
+        "setup": sum(u.setup_s for u in r.usage) / busy if busy else 0.0,
+        "stage2": sum(u.stage2_s for u in r.usage) / busy if busy else 0.0,
+        "ready_s": max(u.ready_s for u in r.usage),
+        "tail_s": r.wall_s - r.stage1_end_s if r.stage1_end_s is not None else 0.0,
+        "stop_s": r.wall_s - r.work_end_s if r.work_end_s is not None else 0.0,
+    }

@@ -114,6 +114,18 @@ class Screened(msgspec.Struct, kw_only=True):
     occupancy: str = ""
 
 
+class WorkerUse(msgspec.Struct, kw_only=True):
+    """How one worker spent the sweep (seconds since the sweep started): whether the devices were kept busy,
+    and how much of their time went to set-up (build, compile, first run, check) rather than timing."""
+
+    name: str
+    ready_s: float  # its device context and target were loaded
+    items: int = 0
+    busy_s: float = 0.0  # running items, round trips included
+    setup_s: float = 0.0  # of which building, compiling, the first run and the correctness check
+    stage2_s: float = 0.0  # of which re-timing finalists (stage 2)
+
+
 class TuneResult(msgspec.Struct, Tabular, kw_only=True):
     """``kscope tune --json``: the winners, every candidate, and how many came from the store."""
 
@@ -126,6 +138,9 @@ class TuneResult(msgspec.Struct, Tabular, kw_only=True):
     workers: list[str] = []
     executor: str = "local"
     wall_s: float = 0.0
+    usage: list[WorkerUse] = []
+    stage1_end_s: float | None = None  # the last stage-1 result arrived (what follows is stage 2's tail)
+    work_end_s: float | None = None  # the last item finished (what follows is stopping the workers)
     notes: list[str] = []
     screen_arch: str = ""
     screen: list[Screened] = []

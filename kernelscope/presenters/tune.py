@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
+from kernelscope.analyses.tune import busy_share
 from kernelscope.model.tunableop import TunableOpResult
 from kernelscope.model.tune import Best, Outcome, TuneResult, label
 from kernelscope.presenters.base import (
@@ -94,12 +95,26 @@ def best_table(r: TuneResult) -> Table:
         ("workers", f"{len(r.workers)} ({r.executor})"),
         ("wall time", f"{r.wall_s:.1f} s"),
     ]
+    busy = _busy(r)
+    if busy:
+        summary.append(("devices busy", busy))
     return Table(
         f"kscope tune {r.target}: the best config per shape",
         BEST_COLUMNS,
         [_best_row(b) for b in r.best],
         summary,
         r.notes,
+    )
+
+
+def _busy(r: TuneResult) -> str:
+    use = busy_share(r)
+    if use is None or not any(u.items for u in r.usage):
+        return ""
+    return (
+        f"{use['busy']:.0%} from start-up ({use['ready_s']:.1f} s) to the end; of that set-up (compile, load, "
+        f"check) {use['setup']:.0%}, stage 2 {use['stage2']:.0%}; the last stage-1 result {use['tail_s']:.1f} s "
+        f"before the end (stopping the workers {use['stop_s']:.1f} s)"
     )
 
 
@@ -157,6 +172,8 @@ def rich_renderable(r: TuneResult, all_candidates: bool = False) -> Group:
     if not r.best and not r.candidates and r.screen:  # --screen-only
         return Group(rich_table(screen_table(r)), _screen_line(r))
     parts: list[Any] = [rich_table(best_table(r)), _status_line(r)]
+    if busy := _busy(r):
+        parts.append(Text(f"devices busy: {busy}"))
     if r.screen:
         parts.append(_screen_line(r))
     shown = r.candidates if all_candidates else [o for o in r.candidates if o.status in _FAILED]

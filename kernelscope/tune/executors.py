@@ -37,6 +37,7 @@ class Item:
     lost: int = 0  # times its worker's host vanished under it
     seconds: float = 0.0  # wall time of its last run, set by the executor
     urgent: bool = False  # queued before the waiting items (a shape's stage 2: the longest jobs go first)
+    affinity: str = ""  # what a worker that ran it has ready (a compiled config): see Backlog
 
 
 @dataclass
@@ -44,6 +45,7 @@ class WorkerInfo:
     name: str
     hello: Hello
     restarts: int = 0
+    ready_at: float = 0.0  # time.monotonic() when its hello arrived
 
 
 OnDone = Callable[[Item, "Reply | Died", WorkerInfo], Sequence[Item]]
@@ -129,37 +131,80 @@ def probe_devices() -> DeviceList:
     return DeviceList("nvidia", ids, [d[1] for d in devices])
 
 
-def _enqueue(queue: deque[Item], items: Sequence[Item]) -> None:
-    for item in items:
-        if item.urgent:
-            queue.appendleft(item)
-        else:
-            queue.append(item)
+LOOK_AHEAD = 4  # per worker: how far past the head of the backlog a free worker looks for its own affinity
+
+
+class Backlog:
+    """The items waiting for a worker, in order, urgent ones first. A free worker takes the first of the next
+    few items whose ``affinity`` (a compiled and loaded config) it has itself, or that no worker has: on the
+    next shape each worker then re-runs mostly its own configs, instead of every worker compiling and loading
+    every config. The look-ahead is short, so the order (shapes finishing one after another, stage 2 first)
+    holds. Not thread-safe: the local executor guards it with a lock, Ray's loop is one thread."""
+
+    def __init__(self, items: Sequence[Item], workers: int) -> None:
+        self.items: deque[Item] = deque()
+        self.window = LOOK_AHEAD * max(1, workers)
+        self.served: dict[str, set[str]] = {}
+        self.add(items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def add(self, items: Sequence[Item]) -> None:
+        for item in items:
+            if item.urgent:
+                self.items.appendleft(item)
+            else:
+                self.items.append(item)
+
+    def requeue(self, item: Item) -> None:
+        self.items.appendleft(item)
+
+    def forget(self, worker: str) -> None:
+        """The worker's process was replaced: nothing it had loaded is loaded any more."""
+        self.served.pop(worker, None)
+
+    def take(self, worker: str) -> Item:
+        served = self.served.setdefault(worker, set())
+        others = [s for w, s in self.served.items() if w != worker]
+        pick = 0
+        if not self.items[0].urgent:
+            for i in range(min(self.window, len(self.items))):
+                a = self.items[i].affinity
+                if a in served or not any(a in s for s in others):
+                    pick = i
+                    break
+        item = self.items[pick]
+        del self.items[pick]
+        if item.affinity:
+            served.add(item.affinity)
+        return item
 
 
 class _Queue:
-    """The shared work list: items wait here until a worker is free; ``on_done`` may add more."""
+    """The shared backlog of the local executor's worker threads; ``on_done`` may add more."""
 
-    def __init__(self, items: Sequence[Item]) -> None:
-        self.items: deque[Item] = deque()
-        _enqueue(self.items, items)
+    def __init__(self, items: Sequence[Item], workers: int) -> None:
+        self.backlog = Backlog(items, workers)
         self.inflight = 0
         self.cond = threading.Condition()
         self.error: BaseException | None = None
 
-    def take(self) -> Item | None:
+    def take(self, worker: str) -> Item | None:
         with self.cond:
-            while not self.items and self.inflight and self.error is None:
+            while not self.backlog and self.inflight and self.error is None:
                 self.cond.wait()
-            if not self.items or self.error is not None:
+            if not self.backlog or self.error is not None:
                 self.cond.notify_all()
                 return None
             self.inflight += 1
-            return self.items.popleft()
+            return self.backlog.take(worker)
 
-    def finish(self, more: Sequence[Item] = ()) -> None:
+    def finish(self, worker: str, more: Sequence[Item], restarted: bool) -> None:
         with self.cond:
-            _enqueue(self.items, more)
+            if restarted:
+                self.backlog.forget(worker)
+            self.backlog.add(more)
             self.inflight -= 1
             self.cond.notify_all()
 
@@ -200,7 +245,7 @@ class LocalExecutor:
                 errors.append(exc)
                 return
             with self.lock:
-                self.info[slot.name] = WorkerInfo(slot.name, hello)
+                self.info[slot.name] = WorkerInfo(slot.name, hello, ready_at=time.monotonic())
 
         threads = [threading.Thread(target=one, args=(s,), daemon=True) for s in self.slots]
         for t in threads:
@@ -213,11 +258,12 @@ class LocalExecutor:
         return [self.info[s.name] for s in self.slots]
 
     def map(self, items: Sequence[Item], on_done: OnDone) -> None:
-        queue = _Queue(items)
+        queue = _Queue(items, len(self.slots))
 
         def loop(slot: Slot) -> None:
-            while (item := queue.take()) is not None:
+            while (item := queue.take(slot.name)) is not None:
                 t0 = time.monotonic()
+                restarts = slot.restarts
                 try:
                     reply: Reply | Died = slot.run(item.job, item.timeout_s)
                 except Died as died:
@@ -235,7 +281,7 @@ class LocalExecutor:
                 except BaseException as exc:
                     queue.fail(exc)
                     return
-                queue.finish(more)
+                queue.finish(slot.name, more, slot.restarts != restarts)
 
         threads = [threading.Thread(target=loop, args=(s,), daemon=True, name=s.name) for s in self.slots]
         for t in threads:
@@ -252,6 +298,8 @@ class LocalExecutor:
             raise queue.error
 
     def close(self) -> None:
+        for s in self.slots:
+            s.kill()
         for s in self.slots:
             s.close()
 
@@ -331,20 +379,21 @@ class RayExecutor:
         except self.ray.exceptions.RayTaskError as exc:
             cause = exc.cause if isinstance(getattr(exc, "cause", None), KernelscopeError) else None
             raise cause or ToolFailedError(f"ray: a worker did not start ({type(exc).__name__})") from None
+        ready = time.monotonic()
         for name, (hello, host) in zip(names, replies, strict=True):
-            self.info[name] = WorkerInfo(f"{name}@{host}", hello_decoder.decode(hello))
+            self.info[name] = WorkerInfo(f"{name}@{host}", hello_decoder.decode(hello), ready_at=ready)
         return list(self.info.values())
 
     def map(self, items: Sequence[Item], on_done: OnDone) -> None:
         ray = self.ray
-        queue: deque[Item] = deque()
-        _enqueue(queue, items)
+        queue = Backlog(items, len(self.actors))
         pending: dict[Any, tuple[str, Item]] = {}
         idle = list(self.actors)
 
         def give() -> None:
             while idle and queue:
-                name, item = idle.pop(0), queue.popleft()
+                name = idle.pop(0)
+                item = queue.take(name)
                 ref = self.actors[name].run.remote(encode(item.job), item.timeout_s)
                 pending[ref] = (name, item)
                 item.seconds = time.monotonic()
@@ -361,22 +410,22 @@ class RayExecutor:
                 del self.actors[name]
                 item.lost += 1
                 if item.lost >= MAX_LOST:
-                    _enqueue(
-                        queue, on_done(item, Died("crash", f"its host was lost {item.lost} times"), self.info[name])
-                    )
+                    queue.add(on_done(item, Died("crash", f"its host was lost {item.lost} times"), self.info[name]))
                 else:
-                    queue.appendleft(item)
+                    queue.requeue(item)
                 if not self.actors:
                     left = len(queue) + len(pending)
                     raise ToolFailedError(f"ray: every worker was lost; {left} items not run") from None
                 give()
                 continue
             info = self.info[name]
+            if restarts != info.restarts:
+                queue.forget(name)
             info.restarts = restarts
             if hello:
                 info.hello = hello_decoder.decode(hello)
             reply: Reply | Died = reply_decoder.decode(body) if status == "reply" else Died(status, str(body))
-            _enqueue(queue, on_done(item, reply, info))
+            queue.add(on_done(item, reply, info))
             idle.append(name)
             give()
 

@@ -66,6 +66,7 @@ class RunReply(msgspec.Struct, kw_only=True, tag="run"):
 
     outcome: Outcome
     fatal: bool = False  # the device is unusable now (illegal address...): the worker exits after replying
+    setup_s: float = 0.0  # build, compile, first run and correctness check, before timing
 
 
 class CompareReply(msgspec.Struct, kw_only=True, tag="compare"):

@@ -150,12 +150,17 @@ class Slot:
         line, _, self._buf = self._buf.partition(b"\n")
         return line
 
+    def kill(self) -> None:
+        """Signal the worker's process group to die, without waiting: releasing a GPU context takes the
+        driver a while, so an executor signals every worker first and then waits for them together."""
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+
     def stop(self) -> None:
         if self.proc is None:
             return
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
+        self.kill()
         self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:

@@ -5,6 +5,7 @@ finalists on one device (stage 2), decide — every result written to the store 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import threading
 import time
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from kernelscope.analyses.tune import alone, decide, finalists
 from kernelscope.errors import InputError
-from kernelscope.model.tune import Best, Candidate, Outcome, Params, Space, TuneResult, key, label
+from kernelscope.model.tune import Best, Candidate, Outcome, Params, Space, TuneResult, WorkerUse, key, label
 from kernelscope.tune.executors import DeviceList, Executor, Item, LocalExecutor, RayExecutor, WorkerInfo, probe_devices
 from kernelscope.tune.protocol import Compare, CompareReply, Reply, Run, RunReply, Setup
 from kernelscope.tune.slot import Died
@@ -89,6 +90,10 @@ class _Sweep:
         self.left: dict[str, int] = {}  # by shape key: stage-1 candidates still to finish
         self.lead: Outcome | None = None  # the fastest ok candidate so far (the progress line's "best")
         self.failures: dict[str, int] = {}
+        self.t0 = time.monotonic()
+        self.usage: dict[str, WorkerUse] = {}
+        self.stage1_end: float | None = None
+        self.work_end: float | None = None
 
     def executor(self) -> Executor:
         if self.opts.executor == "ray":
@@ -122,7 +127,24 @@ class _Sweep:
             self._tally(o)
             self._report()
 
+    def _use(self, item: Item, reply: Reply | Died, worker: WorkerInfo) -> None:
+        with self.lock:
+            use = self.usage.setdefault(worker.name, WorkerUse(name=worker.name, ready_s=self._since(worker.ready_at)))
+            use.items += 1
+            use.busy_s += item.seconds
+            if isinstance(reply, RunReply):
+                use.setup_s += reply.setup_s
+            if isinstance(item.job, Run):
+                self.stage1_end = time.monotonic()
+            else:
+                use.stage2_s += item.seconds
+            self.work_end = time.monotonic()
+
+    def _since(self, t: float) -> float:
+        return round(max(0.0, t - self.t0), 3)
+
     def on_done(self, item: Item, reply: Reply | Died, worker: WorkerInfo) -> list[Item]:
+        self._use(item, reply, worker)
         if isinstance(item.job, Compare):
             self._decided(item, reply, worker)
             return []
@@ -169,7 +191,7 @@ class _Sweep:
             self.store.put_decision(self.source, self.env, [o.config for o in entrants], b)
 
     def run(self) -> TuneResult:
-        t0 = time.monotonic()
+        self.t0 = time.monotonic()
         todo: list[Candidate] = []
         ids: list[str] = []
         for cand, broken in enumerate_candidates(self.space, self.shapes):
@@ -185,6 +207,7 @@ class _Sweep:
         ex = self.executor()
         try:
             workers = ex.start()
+            self.usage = {w.name: WorkerUse(name=w.name, ready_s=self._since(w.ready_at)) for w in workers}
             hello = workers[0].hello
             self.env = env_key(hello.environment | {"device": hello.device})
             if len({w.hello.device for w in workers}) > 1:
@@ -209,11 +232,16 @@ class _Sweep:
             for c in fresh:
                 self.left[key(c.shape)] = self.left.get(key(c.shape), 0) + 1
             done = [item for shape in self.shapes if key(shape) not in self.left for item in self._stage2(shape)]
+            opts = self.opts
             run = [
-                Run(shape=c.shape, config=c.config, min_time_ms=self.opts.stage1_ms, warmup_ms=self.opts.warmup_ms)
-                for c in fresh
+                Item(
+                    job=Run(shape=c.shape, config=c.config, min_time_ms=opts.stage1_ms, warmup_ms=opts.warmup_ms),
+                    timeout_s=opts.timeout_s,
+                    affinity=key(c.config),
+                )
+                for c in stage1_order(fresh, len(workers))
             ]
-            ex.map(done + [Item(job=j, timeout_s=self.opts.timeout_s) for j in run], self.on_done)
+            ex.map(done + run, self.on_done)
         finally:
             ex.close()
             self.store.close()
@@ -228,7 +256,10 @@ class _Sweep:
             environment=hello.environment | {"device": hello.device},
             workers=[f"{w.name}: {w.hello.device} {w.hello.device_uuid}".strip() for w in workers],
             executor=ex.kind,
-            wall_s=round(time.monotonic() - t0, 3),
+            wall_s=self._since(time.monotonic()),
+            usage=[self.usage[n] for n in sorted(self.usage)],
+            stage1_end_s=None if self.stage1_end is None else self._since(self.stage1_end),
+            work_end_s=None if self.work_end is None else self._since(self.work_end),
             notes=self.notes,
         )
 
@@ -252,6 +283,24 @@ class _Sweep:
         )
         budget = o.timeout_s * len(entrants) + o.rounds * len(entrants) * (o.round_ms / 1e3 * 3 + 0.5)
         return [Item(job=job, timeout_s=budget, tag=(shape, entrants), urgent=True)]
+
+
+def stage1_order(cands: Sequence[Candidate], workers: int) -> list[Candidate]:
+    """Shape after shape, except the last ``workers`` shapes, which are interleaved config by config.
+
+    A shape's stage 2 (its finalists re-timed on one device) can start only when its stage 1 ends. Shape
+    after shape, each stage 2 starts early and runs while the other devices go on with the next shapes, but
+    the last shape's stage 2 would run alone while every other device idles. Interleaving the last
+    ``workers`` shapes makes them end together, so their stage 2s run side by side on as many devices.
+    """
+    by_shape: dict[str, list[Candidate]] = {}
+    for c in cands:
+        by_shape.setdefault(key(c.shape), []).append(c)
+    groups = list(by_shape.values())
+    split = max(0, len(groups) - max(1, workers))
+    head = [c for g in groups[:split] for c in g]
+    tail = [c for rank in itertools.zip_longest(*groups[split:]) for c in rank if c is not None]
+    return head + tail
 
 
 def sweep(

@@ -8,11 +8,13 @@ Each candidate is checked before it is timed: its callable's result against the 
 
 from __future__ import annotations
 
+import concurrent.futures
 import faulthandler
 import os
 import platform
 import random
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from typing import IO, Any
@@ -69,7 +71,7 @@ def _uses_gpu(setup: Setup) -> bool:
     return bool(torch.cuda.is_available())
 
 
-def fingerprint(gpu: bool) -> Hello:
+def fingerprint(gpu: bool, driver: Callable[[], str] | None = None) -> Hello:
     """The device and what changes a timing or a compiled kernel: versions, driver, compile variables."""
     env = {n: v for n, v in os.environ.items() if n.startswith(_COMPILE_VARS) and not any(x in n for x in _NOT_COMPILE)}
     facts: dict[str, str] = {"python": platform.python_version()}
@@ -89,7 +91,7 @@ def fingerprint(gpu: bool) -> Hello:
     # CUDA builds of torch 2.11 also have gcnArchName, holding the device's name
     facts["arch"] = str(props.gcnArchName) if torch.version.hip else f"sm_{props.major}{props.minor}"
     facts["runtime"] = f"hip {torch.version.hip}" if torch.version.hip else f"cuda {torch.version.cuda}"
-    facts["driver"] = _driver()
+    facts["driver"] = (driver or _driver)()
     return Hello(
         device=str(props.name),
         device_uuid=str(getattr(props, "uuid", "")),
@@ -153,8 +155,15 @@ class Worker:
         )
 
     def run(self, job: Run) -> RunReply:
+        t0 = time.perf_counter()
+        setup: list[float] = []  # set once the candidate is checked and timing starts
+
         def reply(status: Status, fatal: bool = False, **measured: Any) -> RunReply:
-            return RunReply(outcome=Outcome(shape=job.shape, config=job.config, status=status, **measured), fatal=fatal)
+            return RunReply(
+                outcome=Outcome(shape=job.shape, config=job.config, status=status, **measured),
+                fatal=fatal,
+                setup_s=round(setup[0] if setup else time.perf_counter() - t0, 4),
+            )
 
         try:
             fn = self.target.build(job.config, job.shape)
@@ -170,6 +179,7 @@ class Worker:
             why = None if want is NO_REFERENCE else mismatch(got, want, self.setup.atol, self.setup.rtol)
             if why:
                 return reply("mismatch", detail=why, registers=registers, shared_bytes=shared)
+            setup.append(time.perf_counter() - t0)
             m = self.measure(fn, job.min_time_ms, job.warmup_ms)
         except Skip as exc:
             return reply("skipped", detail=one_line(str(exc)) or "Skip")
@@ -232,6 +242,8 @@ def main() -> None:
     channel = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # the candidate's own prints go to stderr, never into the channel
     setup = setup_decoder.decode(sys.stdin.buffer.readline())
+    # asking the driver (nvidia-smi: up to a second on a big host) overlaps importing torch and the target
+    driver = concurrent.futures.ThreadPoolExecutor(1).submit(_driver) if setup.device != "cpu" else None
     os.chdir(setup.cwd)
     sys.path.insert(0, setup.cwd)
     gpu = _uses_gpu(setup)
@@ -241,7 +253,7 @@ def main() -> None:
         error = str(exc) if isinstance(exc, KernelscopeError) else f"{setup.spec}: {_reason(exc)}"
         _send(channel, Hello(device="", device_uuid="", visible=0, environment={}, error=error))
         return
-    _send(channel, fingerprint(gpu))
+    _send(channel, fingerprint(gpu, driver.result if driver else None))
     worker = Worker(setup, target, gpu)
     for line in sys.stdin.buffer:
         job = job_decoder.decode(line)
