@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from kernelscope.errors import Skip as Skip
     from kernelscope.identity import classify as classify
     from kernelscope.inputs import open as open
+    from kernelscope.inputs import open_all as open_all
     from kernelscope.model import KernelLaunch as KernelLaunch
     from kernelscope.model import Profile as Profile
     from kernelscope.model.frames import to_arrow as to_arrow

@@ -7,16 +7,18 @@ the source page and the launches of an ``.ncu-rep``) take a handle, so no file i
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernelscope import readers
-from kernelscope.errors import FormatError
+from kernelscope.errors import FormatError, InputError
 from kernelscope.model import Profile
 from kernelscope.model.columns import LaunchColumns
 from kernelscope.model.ncu import NcuSource
 from kernelscope.model.ops import OpCall
+from kernelscope.readers import folder
 
 if TYPE_CHECKING:
     from kernelscope.model.att import AttReport
@@ -109,5 +111,25 @@ class Input:
 
 
 def open(path: str | Path | Input, *, fmt: str | None = None) -> Input:
-    """A handle on one profiler output; a handle passes through unchanged."""
-    return path if isinstance(path, Input) else Input(path, fmt=fmt)
+    """A handle on one profiler output (a folder holding one: ``kscope profile --out``, a rocprofv3 output
+    folder); a handle passes through unchanged."""
+    if isinstance(path, Input):
+        return path
+    if Path(path).is_dir():
+        files = folder.resolve(Path(path))
+        if len(files) > 1:
+            listed = ", ".join(str(f) for f in files)
+            raise InputError(f"{path}: holds {len(files)} ranks ({listed}); this command reads one, pass it")
+        return Input(files[0], fmt=fmt)
+    return Input(path, fmt=fmt)
+
+
+def open_all(paths: Iterable[str | Path | Input], *, fmt: str | None = None) -> list[Input]:
+    """Handles on the profiler outputs ``paths`` name: a folder gives every rank of the one run it holds."""
+    out: list[Input] = []
+    for p in paths:
+        if not isinstance(p, Input) and Path(p).is_dir():
+            out += [Input(f, fmt=fmt) for f in folder.resolve(Path(p))]
+        else:
+            out.append(open(p, fmt=fmt))
+    return out

@@ -14,8 +14,7 @@ from kernelscope.analyses.gap import GapAccumulator, attach_sources, gap
 from kernelscope.analyses.window import Window, phases, select
 from kernelscope.api._names import locate_sources
 from kernelscope.errors import InputError
-from kernelscope.inputs import Input
-from kernelscope.inputs import open as open_input
+from kernelscope.inputs import Input, open_all
 from kernelscope.model import Profile, numbers
 from kernelscope.model.columns import LaunchColumns
 from kernelscope.model.diff import DiffOptions, DiffResult
@@ -106,7 +105,7 @@ def _gap(
     include_memory: bool,
     progress: Progress | None,
 ) -> GapResult:
-    inputs = [open_input(p, fmt=fmt) for p in paths]
+    inputs = open_all(paths, fmt=fmt)
     for h in inputs:  # sniffed (once) before reading anything: a bad path fails with no partial work shown
         _ = h.format
     options = GapOptions(include_memory=include_memory, group_by=group_by, per_rank=per_rank)
@@ -152,7 +151,7 @@ def diff(
     if not a or not b:
         raise InputError("kscope diff needs files on both sides: A B, or --a FILE... --b FILE...")
     options = DiffOptions(group_by=group_by, alpha=alpha, min_launches=min_launches, resamples=resamples, seed=seed)
-    sides = [[open_input(p, fmt=fmt) for p in a], [open_input(p, fmt=fmt) for p in b]]
+    sides = [open_all(a, fmt=fmt), open_all(b, fmt=fmt)]
     for h in sides[0] + sides[1]:  # sniffed (once) before reading anything, so no partial work is shown
         _ = h.format
     win = Window.parse(window) if window is not None else None

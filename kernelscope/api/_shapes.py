@@ -9,7 +9,7 @@ from kernelscope.analyses.coverage import runs_from_calls
 from kernelscope.analyses.replay import candidates as replay_list
 from kernelscope.analyses.replay import select as select_replay
 from kernelscope.errors import InputError
-from kernelscope.inputs import Input
+from kernelscope.inputs import Input, open_all
 from kernelscope.inputs import open as open_input
 from kernelscope.model.ops import OpCall
 from kernelscope.model.replay import Replay, ReplayList
@@ -23,7 +23,7 @@ def shapes(
     """``kscope shapes``: shape-ledger records (kernel, op, input shapes, dtype, time) from Kineto traces
     recorded with shapes; ``model`` defaults to each trace's file name."""
     runs: list[ShapeRun] = []
-    for h in map(open_input, traces):
+    for h in open_all(traces):
         if not h.ops:
             raise InputError(f"{h}: no kernels linked to recorded ops (profile with record_shapes=True)")
         runs += runs_from_calls(h.ops, model=model or h.path.name.split(".")[0], stage=stage)
@@ -47,5 +47,5 @@ def replay_candidates(trace: str | Path, *, kernel: str | None = None, op: str |
 
 def _enclosing(trace: str | Path) -> tuple[list[OpCall], str | None]:
     """The trace's op calls with the ops around them (replay ranks those too), and its GPU."""
-    prof, _ = kineto.read_ops(Path(trace), enclosing=True)
+    prof, _ = kineto.read_ops(open_input(trace).path, enclosing=True)  # a folder holding one trace too
     return prof.ops, next((d.name for d in prof.devices if d.name), None)

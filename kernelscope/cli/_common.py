@@ -6,7 +6,7 @@ import functools
 import os
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Any, ParamSpec, TypeVar
 
@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 
 from kernelscope.errors import DroppedRecordsWarning, KernelscopeError, one_line
 from kernelscope.presenters.base import Presenter, by_extension, render_json
+from kernelscope.readers import folder
 
 P = ParamSpec("P")
 Parquet = Annotated[bool, typer.Option("--parquet", help="Parquet (needs -o FILE).")]
@@ -55,6 +56,15 @@ def progress_bar(*, counted: bool = True, auto_refresh: bool = True) -> Progress
 def either(choices: tuple[str, ...]) -> str:
     """``a, b or c``: the values of a ``Literal`` (``typing.get_args``) for help and error texts."""
     return f"{', '.join(choices[:-1])} or {choices[-1]}"
+
+
+def read_folders(paths: Iterable[Path | None]) -> None:
+    """Say, on stderr, which files a folder given as input stands for (the run it holds, every rank); a
+    folder holding none or several runs is the one error line ``folder.resolve`` raises."""
+    for p in paths:
+        if p is not None and p.is_dir():
+            files = ", ".join(str(f.relative_to(p)) for f in folder.resolve(p))
+            err.print(f"kscope: {p}: reading {files}", markup=False, highlight=False, soft_wrap=True)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

@@ -8,7 +8,7 @@ from typing import Annotated, Optional, cast, get_args
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import Parquet, either, emit, guarded, out, pick
+from kernelscope.cli._common import Parquet, either, emit, guarded, out, pick, read_folders
 from kernelscope.errors import InputError
 from kernelscope.model.gap import GroupBy
 from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
@@ -48,6 +48,7 @@ def diff(
     if group_by not in get_args(GroupBy):
         raise InputError(f"--group-by {group_by!r}: choose {either(get_args(GroupBy))}")
     presenter = pick({"json": json, "csv": csv, "markdown": markdown, "parquet": parquet}, output, PRESENTERS)
+    read_folders([*(a or []), *(b or [])])
     result = api.diff(
         a or [],
         b or [],

@@ -8,7 +8,7 @@ from typing import Annotated, Optional, cast, get_args
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import Parquet, either, emit, guarded, out, pick, progress_bar
+from kernelscope.cli._common import Parquet, either, emit, guarded, out, pick, progress_bar, read_folders
 from kernelscope.model.gap import GroupBy
 from kernelscope.presenters.gap import PRESENTERS, rich_renderable
 
@@ -42,6 +42,7 @@ def gap(
     if group_by not in get_args(GroupBy):
         raise typer.BadParameter(f"choose {either(get_args(GroupBy))}", param_hint="--group-by")
     presenter = pick({"json": json, "csv": csv, "markdown": markdown, "parquet": parquet}, output, PRESENTERS)
+    read_folders(traces)
     with progress_bar(counted=False) as bar:
         task = bar.add_task("reading", total=None)
         result = api.gap_report(

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import emit, guarded, out, pick
+from kernelscope.cli._common import emit, guarded, out, pick, read_folders
 from kernelscope.presenters.ncu import PRESENTERS, rich_renderable
 
 
@@ -30,6 +30,7 @@ def ncu(
 ) -> None:
     """Per kernel: headline, stall reasons, top SASS hotspots with context, and top source lines."""
     presenter = pick({"json": json, "markdown": markdown}, output, PRESENTERS)
+    read_folders([report])
     result = api.ncu(report, kernel=kernel, top=top, context=context)
     if presenter is None:
         out.print(rich_renderable(result))

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import err, guarded, out
+from kernelscope.cli._common import err, guarded, out, read_folders
 from kernelscope.model.shapes import ShapeRuns
 from kernelscope.presenters.base import render_json
 from kernelscope.presenters.report import write_folder
@@ -32,6 +32,7 @@ def report(
     json: Annotated[bool, typer.Option("--json", help="Also print the report, schema kernelscope.report.v1.")] = False,
 ) -> None:
     """Write a report folder: REPORT.md, an offline index.html with plots, report.json, roofline.png."""
+    read_folders([*(traces or []), ncu])
     result = api.report(
         traces or [],
         code=code or [],
@@ -60,6 +61,7 @@ def shapes(
     json: Annotated[bool, typer.Option("--json", help="One JSON document, schema kernelscope.shapes.v1.")] = False,
 ) -> None:
     """Shape-ledger lines (kernel, op, input shapes, dtype, time) from traces: stdout or --append."""
+    read_folders(traces)
     runs = api.shapes(traces, model=model, stage=stage)
     if json:
         sys.stdout.write(render_json(ShapeRuns(runs=runs)))

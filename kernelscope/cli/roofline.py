@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import emit, guarded, out, pick
+from kernelscope.cli._common import emit, guarded, out, pick, read_folders
 from kernelscope.presenters.roofline import PRESENTERS, rich_renderable
 
 
@@ -39,6 +39,7 @@ def roofline(
 ) -> None:
     """Arithmetic intensity, bound, % of datasheet and measured roofs, 90% target; plot with -o F.svg/.html."""
     presenter = pick({"json": json}, output, PRESENTERS)
+    read_folders([trace])
     result = api.roofline(
         trace,
         gpu=gpu,

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import emit, guarded, out, pick
+from kernelscope.cli._common import emit, guarded, out, pick, read_folders
 from kernelscope.presenters.suggest import PRESENTERS, rich_renderable
 
 
@@ -40,6 +40,7 @@ def suggest(
 ) -> None:
     """Ranked experiments: lever, kernel, evidence -> inference -> action, risk, expected effect, eval contract."""
     presenter = pick({"json": json, "markdown": markdown}, output, PRESENTERS)
+    read_folders([*(traces or []), ncu])
     result = api.suggest(
         traces or [],
         ncu_report=ncu,

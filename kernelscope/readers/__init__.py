@@ -90,6 +90,10 @@ def stream_columns(
 
 
 def load(paths: list[str | Path] | str | Path, *, fmt: str | None = None) -> Profile:
-    """Read and merge one or more files (ranks, repeats) into one ``Profile``."""
+    """Read and merge one or more files (ranks, repeats) into one ``Profile``; a folder gives the files of
+    the run it holds (``readers.folder``)."""
+    from kernelscope.readers.folder import resolve
+
     items = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    return Profile.combine([read(p, fmt=fmt) for p in items])
+    files = [f for p in items for f in (resolve(Path(p)) if Path(p).is_dir() else [p])]
+    return Profile.combine([read(p, fmt=fmt) for p in files])
