@@ -111,17 +111,20 @@ class Input:
 
 
 def open(path: str | Path | Input, *, fmt: str | None = None) -> Input:
-    """A handle on one profiler output (a folder holding one: ``kscope profile --out``, a rocprofv3 output
-    folder); a handle passes through unchanged."""
-    if isinstance(path, Input):
-        return path
-    if Path(path).is_dir():
-        files = folder.resolve(Path(path))
-        if len(files) > 1:
-            listed = ", ".join(str(f) for f in files)
-            raise InputError(f"{path}: holds {len(files)} ranks ({listed}); this command reads one, pass it")
-        return Input(files[0], fmt=fmt)
-    return Input(path, fmt=fmt)
+    """A handle on one input (a profiler output, an ATT folder, a code object); a handle passes through."""
+    return path if isinstance(path, Input) else Input(path, fmt=fmt)
+
+
+def open_profile(path: str | Path | Input, *, fmt: str | None = None) -> Input:
+    """A handle on one profiler output, also given as the folder holding it (``kscope profile --out``, a
+    rocprofv3 output folder of one process); a folder of several ranks is an error naming them."""
+    if isinstance(path, Input) or not Path(path).is_dir():
+        return open(path, fmt=fmt)
+    files = folder.resolve(Path(path))
+    if len(files) > 1:
+        listed = ", ".join(str(f) for f in files)
+        raise InputError(f"{path}: holds {len(files)} ranks ({listed}); this command reads one, pass it")
+    return Input(files[0], fmt=fmt)
 
 
 def open_all(paths: Iterable[str | Path | Input], *, fmt: str | None = None) -> list[Input]:

@@ -15,7 +15,7 @@ import pytest
 
 from kernelscope import api
 from kernelscope.errors import InputError
-from kernelscope.inputs import open as open_input
+from kernelscope.inputs import open_profile
 from kernelscope.readers.folder import resolve
 
 DATA = Path(__file__).parent / "data"
@@ -62,7 +62,7 @@ def test_a_kscope_profile_folder_keeps_its_ranks(tmp_path: Path) -> None:
     files = api.gap_report(sorted(out.glob("trace_*.json.gz")), per_rank=True)
     assert per_rank.totals == files.totals and len(per_rank.sources) == 2
     with pytest.raises(InputError, match="holds 2 ranks"):
-        open_input(out)  # a command that reads one trace must be told which
+        open_profile(out)  # a command that reads one trace must be told which
 
 
 def test_several_runs_in_one_folder_are_one_error_listing_them(tmp_path: Path) -> None:

@@ -20,10 +20,11 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
+from kernelscope.analyses.idle import UNKNOWN, launch_times, split
 from kernelscope.identity import Identities
 from kernelscope.model import KernelStats, Profile
 from kernelscope.model.columns import LaunchColumns, OpColumns
-from kernelscope.model.gap import GapOptions, GapResult, GapTotals, KernelRow
+from kernelscope.model.gap import GapOptions, GapResult, GapTotals, IdleBreakdown, KernelRow, LaunchDelay
 from kernelscope.model.source import SourceMatch
 
 _NS_PER_US = 1000.0
@@ -69,7 +70,8 @@ class GapAccumulator:
         self.options = options or GapOptions()
         self._ids: dict[tuple[int | None, str, bool], int] = {}
         self._groups: list[tuple[tuple[int | None, str], _Group]] = []
-        self._spans: dict[tuple[int | None, int], list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._spans: dict[tuple[int | None, int], list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        self._api: dict[int | None, list[tuple[np.ndarray, np.ndarray]]] = {}  # rank -> (correlation, host ns)
         self._activity: dict[int | None, list[int]] = {}  # rank -> [first start, last end]
         self._memory_ns = 0
         self._memory_ops = 0
@@ -116,16 +118,19 @@ class GapAccumulator:
             self._untimed += len(ops)
             return
         s, e = ops.start_ns, ops.start_ns + ops.duration_ns
+        corr = ops.correlation if ops.correlation is not None else np.full(len(ops), UNKNOWN, np.int64)
         for device, idx in _split_by(ops.device, np.arange(len(ops))):
             lo, hi = int(s[idx].min()), int(e[idx].max())
             act = self._activity.setdefault(rank, [lo, hi])
             act[0], act[1] = min(act[0], lo), max(act[1], hi)
             if busy:
-                self._spans.setdefault((rank, device), []).append((s[idx], e[idx]))
+                self._spans.setdefault((rank, device), []).append((s[idx], e[idx], corr[idx]))
 
     def add_columns(self, cols: LaunchColumns) -> None:
         if cols.source is not None and cols.source not in self.sources:
             self.sources.append(cols.source)
+        if cols.api_corr is not None and cols.api_ns is not None and cols.api_corr.size:
+            self._api.setdefault(cols.rank, []).append((cols.api_corr, cols.api_ns))
         if len(cols.kernels):
             self._rows(cols.kernels, cols.rank, cols.vendor)
             self._intervals(cols.kernels, cols.rank, busy=True)
@@ -164,6 +169,29 @@ class GapAccumulator:
             r.kind, r.category, r.function = ident.kind, ident.category, ident.function
             r.dtype = ident.dtype if by == "name" else None
 
+    def _idle_split(self, idle_us: float) -> tuple[IdleBreakdown, LaunchDelay] | None:
+        """The idle time by cause, where the trace links kernels to their launch calls (else None)."""
+        host = kernel = 0
+        delays: list[np.ndarray] = []
+        for (rank, _), parts in self._spans.items():
+            api = self._api.get(rank)
+            if not api:
+                continue
+            corr = np.concatenate([p[2] for p in parts])
+            launch = launch_times(corr, np.concatenate([a for a, _ in api]), np.concatenate([b for _, b in api]))
+            cut = split(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), launch)
+            host, kernel = host + cut.host_wait_ns, kernel + cut.kernel_wait_ns
+            delays.append(cut.delays_ns)
+        linked = np.concatenate(delays) if delays else np.zeros(0, np.int64)
+        if not linked.size:
+            return None
+        host_us, kernel_us = host / _NS_PER_US, kernel / _NS_PER_US
+        breakdown = IdleBreakdown(
+            host_wait_us=host_us, kernel_wait_us=kernel_us, other_us=max(idle_us - host_us - kernel_us, 0.0)
+        )
+        p50, p95 = np.percentile(linked, [50, 95]) / _NS_PER_US
+        return breakdown, LaunchDelay(median_us=float(p50), p95_us=float(p95), linked=int(linked.size))
+
     def result(self) -> GapResult:
         rows = [_row(name, rank, g) for (rank, name), g in self._groups] + self._stats_rows
         self._identify(rows)
@@ -182,15 +210,17 @@ class GapAccumulator:
         busy: float | None = None
         wall: float | None = None
         idle: float | None = None
+        idle_split: tuple[IdleBreakdown, LaunchDelay] | None = None
         if timed:
             busy_dev = {
-                d: busy_ns(np.concatenate([s for s, _ in parts]), np.concatenate([e for _, e in parts]))
+                d: busy_ns(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
                 for d, parts in self._spans.items()
             }
             walls = {r: a[1] - a[0] for r, a in self._activity.items()}
             busy = sum(busy_dev.values()) / _NS_PER_US
             wall = max(walls.values()) / _NS_PER_US
             idle = sum(walls.get(rank, 0) - b for (rank, _), b in busy_dev.items()) / _NS_PER_US
+            idle_split = self._idle_split(idle)
         elif self._untimed or self._stats_rows:
             busy = kernel_ns / _NS_PER_US if self._untimed else None
         if self._stats_rows:
@@ -207,6 +237,8 @@ class GapAccumulator:
                 memory_ops=self._memory_ops,
                 devices=len(self._spans),
                 ranks=len({r for r in self._activity if r is not None}) or (1 if self._activity else 0),
+                idle_breakdown=idle_split[0] if idle_split else None,
+                launch_delay_us=idle_split[1] if idle_split else None,
             ),
             kernels=rows,
             options=self.options,

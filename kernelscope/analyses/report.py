@@ -28,6 +28,28 @@ def _time(gap: GapResult) -> list[Finding]:
     return [Finding(topic="time", text=text, evidence="gap")]
 
 
+def _host(gap: GapResult) -> list[Finding]:
+    """First when the GPU mostly waited for the host: then no kernel work pays (ROCm's and CUDA's guides:
+    check whether the GPU is the bottleneck before profiling kernels)."""
+    t = gap.totals
+    b = t.idle_breakdown
+    if b is None or not t.wall_time_us or not t.idle_time_us or t.busy_time_us is None:
+        return []
+    devices = max(t.devices, 1)
+    idle_pct = 100 * t.idle_time_us / devices / t.wall_time_us
+    host_pct = 100 * b.host_wait_us / t.idle_time_us
+    verdict = (
+        "the host sets the pace: reduce host overhead before tuning kernels (host_overhead)"
+        if b.host_wait_us > t.busy_time_us
+        else "the GPU is the bottleneck: kernel work pays"
+    )
+    text = (
+        f"the GPU idled {idle_pct:.0f}% of the {t.wall_time_us:,.0f} µs wall time, {host_pct:.0f}% of that "
+        f"waiting for the host to launch the next kernel; {verdict}"
+    )
+    return [Finding(topic="host", text=text, evidence="gap: idle breakdown")]
+
+
 def _bound(roof: RooflineResult) -> list[Finding]:
     out = []
     for p in roof.points[:3]:
@@ -124,6 +146,7 @@ def build(
     try (``candidates``, ranked by ``kscope suggest``)."""
     code = code or []
     headline = [
+        *(_host(gap) if gap else []),
         *(_time(gap) if gap else []),
         *(_bound(roofline) if roofline else []),
         *_occupancy(code),

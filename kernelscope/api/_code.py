@@ -16,8 +16,7 @@ from kernelscope.ceilings.store import find_profile, load_profile
 from kernelscope.codeobj.read import read_code_objects
 from kernelscope.errors import InputError
 from kernelscope.hw.specs import GpuSpec, database, detect, lookup
-from kernelscope.inputs import Input
-from kernelscope.inputs import open as open_input
+from kernelscope.inputs import Input, open_profile
 from kernelscope.model import KernelLaunch
 from kernelscope.model.codeobj import CodeObject, FitComparison, FitReport
 from kernelscope.model.measurement import Measurement
@@ -151,7 +150,7 @@ def roofline(
 ) -> RooflineResult:
     """``kscope roofline``: from a trace's recorded op shapes, an Nsight Compute report's counters, or
     given FLOPs/bytes/time."""
-    h = open_input(trace) if trace is not None else None
+    h = open_profile(trace) if trace is not None else None
     if h is not None and h.format in ("ncu-rep", "ncu-csv"):
         report = h.profile
         device = report.devices[0].name if report.devices else None

@@ -8,7 +8,7 @@ from pathlib import Path
 from kernelscope.analyses.att import analyze as analyze_att
 from kernelscope.analyses.ncu import selector, summarize
 from kernelscope.errors import InputError
-from kernelscope.inputs import open as open_input
+from kernelscope.inputs import open_profile
 from kernelscope.model.att import AttReport
 from kernelscope.model.ncu import NcuResult, NcuSource
 from kernelscope.readers import att as att_reader
@@ -18,7 +18,7 @@ from kernelscope.readers import ncu_source, ncu_source_csv
 def ncu(path: str | Path, *, kernel: str | None = None, top: int = 10, context: int = 2) -> NcuResult:
     """``kscope ncu``: per kernel of an ``.ncu-rep`` (or its source-page CSV), the stall breakdown, the
     ``top`` SASS hotspots with ``context`` neighbours, and the top source lines; ``kernel`` is a regex."""
-    where = open_input(path).path if Path(path).is_dir() else Path(path)  # kscope profile --tracer ncu's folder
+    where = open_profile(path).path  # also the folder kscope profile --tracer ncu wrote
     return summarize(source_page(where, kernel), kernel=kernel, top=top, context=context)
 
 

@@ -14,8 +14,7 @@ from kernelscope.api._code import gpu_peaks
 from kernelscope.api._gap import Progress, gap_report
 from kernelscope.errors import InputError
 from kernelscope.hw.specs import detect
-from kernelscope.inputs import Input
-from kernelscope.inputs import open as open_input
+from kernelscope.inputs import Input, open_profile
 from kernelscope.loop import eval as loop_eval
 from kernelscope.loop import ledger as loop_ledger
 from kernelscope.loop import task as loop_task
@@ -77,7 +76,7 @@ def new_task(
         direction, kernel, shapes = direction or fill.direction, kernel or fill.kernel, shapes or fill.shapes
     identity, evidence = None, []
     if from_gap is not None:
-        gap_seed = _seed(open_input(from_gap), rank=gap_rank, kernel=kernel)
+        gap_seed = _seed(open_profile(from_gap), rank=gap_rank, kernel=kernel)
         kernel, identity, evidence = gap_seed.kernel, gap_seed.identity, gap_seed.evidence
         shapes, target = shapes or gap_seed.shapes, target or gap_seed.target_speedup
     if eval_command is None or metric is None or direction is None:

@@ -16,7 +16,7 @@ from kernelscope.api._code import counters_roofline, gpu_peaks
 from kernelscope.api._gap import gap_report
 from kernelscope.api._names import locate_sources
 from kernelscope.errors import InputError
-from kernelscope.inputs import Input, open_all
+from kernelscope.inputs import Input, open_all, open_profile
 from kernelscope.inputs import open as open_input
 from kernelscope.loop import git as loop_git
 from kernelscope.loop import ledger as loop_ledger
@@ -46,7 +46,7 @@ def report(
     if not traces and not code and shapes_file is None and ncu_report is None and not att_dirs:
         raise InputError("nothing to report: give traces, --code, --ncu, --att or --shapes")
     handles = open_all(traces)
-    ncu = open_input(ncu_report) if ncu_report is not None else None
+    ncu = open_profile(ncu_report) if ncu_report is not None else None
     ev = _evidence(handles, ncu_report=ncu, att_dirs=att_dirs, code=code, gpu=gpu,
                    ceilings_file=ceilings_file, window=window)  # fmt: skip
     runs = read_shape_ledger(shapes_file) if shapes_file is not None else []
@@ -138,7 +138,7 @@ def suggest(
         raise InputError(f"--top {top}: need at least 1")
     selector(kernel)  # a bad pattern fails before anything is read
     ws = loop_workspace.open_workspace(Path(workspace)) if workspace is not None else None
-    ncu = open_input(ncu_report) if ncu_report is not None else None
+    ncu = open_profile(ncu_report) if ncu_report is not None else None
     handles = open_all(traces)
     ev = _evidence(handles, ncu_report=ncu, att_dirs=att_dirs, code=code, gpu=gpu, ceilings_file=ceilings_file)
     if ws is not None:

@@ -9,8 +9,7 @@ from kernelscope.analyses.coverage import runs_from_calls
 from kernelscope.analyses.replay import candidates as replay_list
 from kernelscope.analyses.replay import select as select_replay
 from kernelscope.errors import InputError
-from kernelscope.inputs import Input, open_all
-from kernelscope.inputs import open as open_input
+from kernelscope.inputs import Input, open_all, open_profile
 from kernelscope.model.ops import OpCall
 from kernelscope.model.replay import Replay, ReplayList
 from kernelscope.model.shapes import ShapeRun
@@ -47,5 +46,5 @@ def replay_candidates(trace: str | Path, *, kernel: str | None = None, op: str |
 
 def _enclosing(trace: str | Path) -> tuple[list[OpCall], str | None]:
     """The trace's op calls with the ops around them (replay ranks those too), and its GPU."""
-    prof, _ = kineto.read_ops(open_input(trace).path, enclosing=True)  # a folder holding one trace too
+    prof, _ = kineto.read_ops(open_profile(trace).path, enclosing=True)  # a folder holding one trace too
     return prof.ops, next((d.name for d in prof.devices if d.name), None)

@@ -40,6 +40,7 @@ class OpColumns:
     duration_ns: np.ndarray  # int64
     start_ns: np.ndarray | None  # int64
     device: np.ndarray  # int64, NO_DEVICE where unknown
+    correlation: np.ndarray | None = None  # int64, the launching API call's id; NO_DEVICE where unknown
 
     def __len__(self) -> int:
         return int(self.duration_ns.size)
@@ -66,6 +67,9 @@ class OpColumns:
             duration_ns=np.array([k.duration_ns for k in recs], np.int64),
             start_ns=None if not recs or starts[0] is None else np.array(starts, np.int64),
             device=np.array([NO_DEVICE if k.device is None else k.device for k in recs], np.int64),
+            correlation=np.array(
+                [NO_DEVICE if getattr(k, "correlation_id", None) is None else k.correlation_id for k in recs], np.int64
+            ),
         )
 
 
@@ -78,6 +82,9 @@ class LaunchColumns:
     rank: int | None = None
     vendor: Vendor = "unknown"
     source: str | None = None
+    # the host start (ns) of launching API calls by their correlation id, for the kernels' launch times
+    api_corr: np.ndarray | None = None
+    api_ns: np.ndarray | None = None
 
     @classmethod
     def from_profile(cls, profile: Profile) -> list[LaunchColumns]:
@@ -88,7 +95,9 @@ class LaunchColumns:
         for m in profile.memory_ops:
             groups.setdefault((m.rank, "unknown", m.start_ns is not None), ([], []))[1].append(m)
         source = profile.sources[0] if profile.sources else None
-        return [
-            cls(OpColumns.from_records(ks), OpColumns.from_records(ms), rank, vendor, source)
-            for (rank, vendor, _), (ks, ms) in groups.items()
-        ]
+        out = []
+        for (rank, vendor, _), (ks, ms) in groups.items():
+            linked = [(k.correlation_id, k.launch_ns) for k in ks if k.correlation_id is not None and k.launch_ns]
+            corr, ns = (np.array(c, np.int64) for c in zip(*linked, strict=True)) if linked else (None, None)
+            out.append(cls(OpColumns.from_records(ks), OpColumns.from_records(ms), rank, vendor, source, corr, ns))
+        return out

@@ -41,6 +41,24 @@ class KernelRow(msgspec.Struct, kw_only=True):
     test_command: str | None = None
 
 
+class IdleBreakdown(msgspec.Struct, kw_only=True):
+    """The idle time by cause (``analyses/idle.py``): the host had not launched the next kernel yet, the
+    next kernel was queued and started right after, or anything else; the three sum to ``idle_time_us``."""
+
+    host_wait_us: float
+    kernel_wait_us: float
+    other_us: float
+
+
+class LaunchDelay(msgspec.Struct, kw_only=True):
+    """GPU start - host launch call, over the kernels linked to their launching API call: microseconds when
+    the host keeps up only just in time, milliseconds when a deep queue is ahead of it."""
+
+    median_us: float
+    p95_us: float
+    linked: int  # launches whose API call the trace links (of ``launches``)
+
+
 class GapTotals(msgspec.Struct, kw_only=True):
     kernel_time_us: float
     busy_time_us: float | None
@@ -53,6 +71,8 @@ class GapTotals(msgspec.Struct, kw_only=True):
     devices: int
     ranks: int
     dropped_records: int = 0  # records the readers dropped for impossible times (each input said so in a warning)
+    idle_breakdown: IdleBreakdown | None = None  # only where kernels are linked to their launch calls
+    launch_delay_us: LaunchDelay | None = None
 
 
 class GapResult(msgspec.Struct, Tabular, kw_only=True):

@@ -23,11 +23,14 @@ Lever = Literal[
     "precision",
     "synchronization",
     "library_choice",
+    "host_overhead",
     "other",
 ]
 LEVERS: tuple[Lever, ...] = get_args(Lever)
 
 DESCRIPTIONS: dict[Lever, str] = {
+    "host_overhead": "the GPU waits for the host: CUDA/HIP graphs, torch.compile reduce-overhead, fewer syncs, "
+    "static caches",
     "memory_access": "how global memory is touched: coalescing, vector width, fewer passes over the data",
     "data_reuse": "keep reused data close: LDS/shared-memory staging, register blocking, cache hints",
     "tile_shape": "block/tile sizes of the decomposition (BLOCK_M/N/K, rows per program)",

@@ -16,7 +16,7 @@ from kernelscope.model.suggest import Experiment
 class Finding(msgspec.Struct, kw_only=True):
     """One headline line: what (``topic``), the statement, and where it comes from."""
 
-    topic: str  # time | bound | occupancy | resources | stalls | hotspot | coverage | candidate
+    topic: str  # host | time | bound | occupancy | resources | stalls | hotspot | coverage | candidate
     text: str
     evidence: str
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import msgspec
 from rich.console import Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from kernelscope.model.gap import GapResult
+from kernelscope.model.gap import GapResult, GapTotals
 from kernelscope.presenters.base import (
     Column,
     Presenter,
@@ -47,6 +48,17 @@ def _us(v: float | None) -> str:
     return "unknown" if v is None else f"{v:,.1f} us"
 
 
+def _idle_causes(t: GapTotals) -> str:
+    b, d = t.idle_breakdown, t.launch_delay_us
+    if b is None or d is None or not t.idle_time_us:
+        return ""
+    share = {k: 100 * v / t.idle_time_us for k, v in msgspec.structs.asdict(b).items()}
+    return (
+        f" (host wait {share['host_wait_us']:.0f}%, kernel wait {share['kernel_wait_us']:.0f}%, "
+        f"other {share['other_us']:.0f}%; launch to start median {d.median_us:,.1f} us)"
+    )
+
+
 def tables(result: GapResult) -> list[Table]:
     parts = result.phases or [result]
     out = []
@@ -56,7 +68,7 @@ def tables(result: GapResult) -> list[Table]:
             ("kernel time", _us(t.kernel_time_us)),
             ("GPU busy time", _us(t.busy_time_us)),
             ("wall time", _us(t.wall_time_us)),
-            ("idle time", _us(t.idle_time_us)),
+            ("idle time", _us(t.idle_time_us) + _idle_causes(t)),
             ("launches", f"{t.launches:,}"),
             ("distinct kernels", f"{t.kernels:,}"),
             (

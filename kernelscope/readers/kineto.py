@@ -75,6 +75,7 @@ class _Event(msgspec.Struct, gc=False):
 
 class _LeanArgs(msgspec.Struct, gc=False):
     device: Scalar = None
+    correlation: Scalar = None  # joins a kernel to the API call that launched it (its launch time)
 
 
 class _LeanEvent(msgspec.Struct, gc=False):
@@ -375,16 +376,28 @@ def _op_columns(events: list[_LeanEvent] | list[_OpEvent]) -> OpColumns:
     except (TypeError, ValueError, OverflowError):  # absent (ROCm: the device is the pid), text, or huge
         devs = [_int(d) if d is not None else _int(e.pid) for d, e in zip(raw, events, strict=True)]
         device = np.array([NO_DEVICE if d is None else d for d in devs], np.int64)
+    raw_corr = [e.args.correlation if e.args is not None else None for e in events]
+    try:
+        corr = np.array(raw_corr, np.int64)  # every id an int: one C loop
+    except (TypeError, ValueError, OverflowError):
+        corr = np.array([_corr(e) for e in events], np.int64)
     names = list(ids)
     keep = numbers.possible_us(ts, dur)
     if not keep.all():
         numbers.count_dropped("kernels and memory operations", int(n - keep.sum()), "trace")
-        ts, dur, device = ts[keep], dur[keep], device[keep]
+        ts, dur, device, corr = ts[keep], dur[keep], device[keep], corr[keep]
         remap: dict[int, int] = {}  # names of the kept events only, in order of first appearance
         idx = np.array([remap.setdefault(i, len(remap)) for i in idx[keep].tolist()], np.int64)
         names = [names[i] for i in remap]
     # np.rint rounds half to even, as Python's round() in the records path: both give the same ns
-    return OpColumns(names, idx, np.rint(dur * 1000).astype(np.int64), np.rint(ts * 1000).astype(np.int64), device)
+    return OpColumns(
+        names, idx, np.rint(dur * 1000).astype(np.int64), np.rint(ts * 1000).astype(np.int64), device, corr
+    )
+
+
+def _corr(e: _LeanEvent | _OpEvent) -> int:
+    c = _int(e.args.correlation) if e.args is not None else None
+    return NO_DEVICE if c is None or not numbers.is_int64(c) else c
 
 
 def _columns(
@@ -394,7 +407,10 @@ def _columns(
         ops.keep(events)  # type: ignore[arg-type]  # the shapes view decodes _OpEvent
     kernels = [e for e in events if e.cat in _KERNEL_CATS]
     memory = [e for e in events if e.cat in _MEMORY_CATS]
-    return LaunchColumns(_op_columns(kernels), _op_columns(memory), rank, vendor, source)
+    api = [(c, e.ts) for e in events if e.cat in _API_CATS and (c := _corr(e)) != NO_DEVICE]
+    corr = np.array([c for c, _ in api], np.int64)
+    ns = np.rint(np.array([t for _, t in api], np.float64) * 1000).astype(np.int64)
+    return LaunchColumns(_op_columns(kernels), _op_columns(memory), rank, vendor, source, corr, ns)
 
 
 Part = tuple[list[LaunchColumns], _Ops | None]  # a worker's range: its columns, and its ops (shapes view)

@@ -10,6 +10,7 @@ from pathlib import PurePosixPath
 
 from kernelscope.analyses.ncu import selector
 from kernelscope.analyses.suggest.evidence import Evidence, Facts, Match, Rule, kernels
+from kernelscope.analyses.suggest.host import host_experiment
 from kernelscope.analyses.suggest.rules import RULES
 from kernelscope.analyses.suggest.thresholds import DEMOTION, UNBOUNDED
 from kernelscope.errors import InputError
@@ -119,7 +120,12 @@ def rank(ev: Evidence, *, kernel: str | None = None, top: int = 10) -> SuggestRe
             raise InputError(f"--kernel {kernel!r} matches none of the {len(facts)} kernel(s) in the evidence")
         facts = chosen
     found = [_experiment(f, r, m, ev) for f in facts for r in RULES if (m := r.test(f)) is not None]
-    found.sort(key=lambda e: (-e.score, LEVERS.index(e.lever), e.kernel.name))
+    host = host_experiment(ev) if kernel is None else None
+    dominates = host is not None and host[1]
+    found += [host[0]] if host is not None else []
+    # the host first when it dominates: no kernel change can win back time the GPU spent waiting for it
+    found.sort(key=lambda e: (not (dominates and e.lever == "host_overhead"), -e.score, LEVERS.index(e.lever),
+                              e.kernel.name))  # fmt: skip
     for i, e in enumerate(found, 1):
         e.rank = i
     silent = len(facts) - len({e.kernel.name for e in found})

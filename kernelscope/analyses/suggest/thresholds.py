@@ -16,6 +16,7 @@ LOW_OCCUPANCY_PCT = 50.0  # resident warps/waves of the maximum
 TINY_US = 5.0  # average kernel time that launch and ramp-up costs dominate ...
 TINY_CALLS = 10  # ... when launched at least this often
 IDLE_PCT = 20.0  # GPU idle share of the wall time worth quoting with fusion
+HOST_WAIT_PCT = 20.0  # of the wall time the GPU waited for the host: worth an experiment on the host side
 UNBOUNDED = 0.5  # the effect a rule scores with when the evidence bounds nothing
 TOP_LINES = 10  # source lines and hotspots read per ncu kernel
 

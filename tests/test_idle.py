@@ -1,0 +1,85 @@
+"""Why the GPU idled (issue 15 item 6): host wait / kernel wait / other, and launch-to-start delays.
+
+Checked three ways: a hand-made Kineto trace whose gaps are known by construction; the two independent
+decodes of a real H100 trace (the columns path joins kernels to their runtime calls itself, the records
+path links them while building records) agreeing; and the definition's invariants on real traces (the causes
+sum to the idle time; the host-bound decode run is diagnosed as host-bound, the training steps as GPU-busy).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernelscope import api
+from kernelscope.analyses.gap import gap
+from kernelscope.model.gap import GapOptions
+from kernelscope.readers import read
+
+DEMO = Path(__file__).parents[1] / "kernelscope" / "data" / "demo"
+
+
+def _trace(tmp_path: Path) -> Path:
+    """Kernels A [0, 10) µs, B [12, 20) launched at 5 (queued: a 2 µs kernel wait), C [50, 60) launched at
+    40 (after B ended: a 30 µs host wait), D [80, 90) launched at 45 (queued, 20 µs gap: other)."""
+    events = []
+    for corr, (name, start, dur, launch) in enumerate(
+        [("A", 0, 10, -3), ("B", 12, 8, 5), ("C", 50, 10, 40), ("D", 80, 10, 45)], start=1
+    ):
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": 1000 + launch, "dur": 2, "args": {"correlation": corr}})  # fmt: skip
+        events.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": 1000 + start,
+                       "dur": dur, "args": {"device": 0, "stream": 7, "correlation": corr}})  # fmt: skip
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    return path
+
+
+def test_each_gap_gets_its_cause(tmp_path: Path) -> None:
+    t = api.gap_report([_trace(tmp_path)]).totals
+    assert t.idle_time_us == pytest.approx(2 + 30 + 20)
+    b = t.idle_breakdown
+    assert b is not None
+    assert (b.kernel_wait_us, b.host_wait_us, b.other_us) == pytest.approx((2, 30, 20))
+    assert t.launch_delay_us is not None and t.launch_delay_us.linked == 4
+    assert t.launch_delay_us.median_us == pytest.approx(8.5)  # delays 3, 7, 10, 35
+
+
+@pytest.mark.parametrize("name", ["h100_prefill_decode.json.gz", "h100_train_steps.json.gz"])
+def test_columns_and_records_decodes_agree_on_real_traces(name: str) -> None:
+    streamed = api.gap_report([DEMO / name]).totals  # columns: the join is the accumulator's
+    records = gap(read(DEMO / name), GapOptions()).totals  # records: launch_ns linked by the reader
+    assert streamed.idle_breakdown is not None and records.idle_breakdown is not None
+    assert streamed.idle_breakdown == records.idle_breakdown
+    assert streamed.launch_delay_us == records.launch_delay_us
+    b, idle = streamed.idle_breakdown, streamed.idle_time_us
+    assert idle is not None and b.host_wait_us + b.kernel_wait_us + b.other_us == pytest.approx(idle)
+
+
+def test_a_host_bound_run_is_diagnosed_as_host_bound() -> None:
+    decode = api.gap_report([DEMO / "h100_prefill_decode.json.gz"]).totals
+    steps = api.gap_report([DEMO / "h100_train_steps.json.gz"]).totals
+    assert decode.idle_breakdown is not None and decode.idle_time_us and decode.wall_time_us
+    assert decode.idle_time_us / decode.wall_time_us > 0.9  # the GPU idled 97 % of the decode run...
+    assert decode.idle_breakdown.host_wait_us / decode.idle_time_us > 0.9  # ...waiting for the host
+    assert steps.busy_time_us and steps.wall_time_us and steps.busy_time_us / steps.wall_time_us > 0.6
+
+
+def test_profilers_without_launch_links_say_nothing() -> None:
+    stats = api.gap_report([DEMO / "mi350x" / "rmsnorm" / "discover_kernel_trace.csv"]).totals
+    assert stats.idle_breakdown is None and stats.launch_delay_us is None
+
+
+def test_suggest_and_report_name_the_host_first_when_it_dominates(tmp_path: Path) -> None:
+    decode = DEMO / "h100_prefill_decode.json.gz"
+    ranked = api.suggest([decode], top=3).experiments
+    assert ranked[0].lever == "host_overhead" and ranked[0].kernel.name == "(host)"
+    assert "waited for the host" in ranked[0].rationale[0].evidence
+    assert ranked[0].expected.total_pct is not None and ranked[0].expected.total_pct > 85
+    report = api.report([decode])
+    assert report.headline[0].topic == "host" and "the host sets the pace" in report.headline[0].text
+    steps = api.report([DEMO / "h100_train_steps.json.gz"])  # busy 65 % of the wall: kernels matter
+    assert steps.headline[0].topic == "host" and "the GPU is the bottleneck" in steps.headline[0].text
+    assert all(e.lever != "host_overhead" for e in api.suggest([decode], kernel="copy").experiments)
