@@ -105,7 +105,7 @@ def test_cli_says_what_it_read_and_refuses_ambiguity_in_one_line(tmp_path: Path)
     done = _kscope("gap", str(out), "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["schema"] == "kernelscope.gap.v1"  # stdout stays JSON
-    assert "reading mi350x-host/4242_kernel_trace.csv, mi350x-host/4243_results.json" in done.stderr
+    assert "read mi350x-host/4242_kernel_trace.csv, mi350x-host/4243_results.json" in done.stderr
     shutil.copy(ROCPROF / "rmsnorm_results.json", out / "mi350x-host" / "big_results.json")
     bad = _kscope("gap", str(out))
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "holds 2 runs" in bad.stderr

@@ -13,7 +13,7 @@ import ast
 import math
 import operator
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 import msgspec
@@ -397,13 +397,27 @@ def from_calls(calls: Iterable[OpCall], peaks: Peaks) -> RooflineResult:
     return RooflineResult(peaks=peaks, points=points, unmodeled=dict(sorted(unmodeled.items(), key=lambda kv: -kv[1])))
 
 
+def _matrix_type(name: str, given: str | None, found: Mapping[str, tuple[str, str]]) -> tuple[str, str]:
+    if given is not None:
+        return given, "given"
+    if name in found:
+        dt, evidence = found[name]
+        return dt, f"from its SASS/ISA: {evidence}"
+    return "bf16", "assumed: no matrix instruction read for it; --dtype sets it"
+
+
 def from_measured(
-    kernels: Iterable[tuple[str, float | None, float | None, float | None, float]], peaks: Peaks, dtype: str
+    kernels: Iterable[tuple[str, float | None, float | None, float | None, float]],
+    peaks: Peaks,
+    dtype: str | None,
+    dtypes: Mapping[str, tuple[str, str]] | None = None,
 ) -> RooflineResult:
     """One point per profiled kernel from counted work: (name, FLOPs, matrix-unit FLOPs, DRAM bytes, ns).
 
     Bytes are what DRAM actually moved (not the compulsory traffic), so the intensity is the kernel's
-    real one; a kernel counted some work on the matrix units is judged against the ``dtype`` matrix peak.
+    real one. A kernel that counted work on the matrix units is judged against the matrix peak of its
+    operand type: ``dtype`` when given, else the type its own matrix instructions name (``dtypes``: kernel
+    name -> (type, evidence), from ``codeobj.mix.matrix_dtype``), else bf16, said to be assumed.
     Kernels without FLOP or byte counters are listed as unmodeled.
     """
     points: list[RooflinePoint] = []
@@ -413,8 +427,9 @@ def from_measured(
             unmodeled[name] = unmodeled.get(name, 0.0) + ns / 1e3
             continue
         matrix = bool(tensor)
-        note = "counted by the profiler: DRAM bytes measured" + (f", {dtype} matrix peak assumed" if matrix else "")
-        cost = Cost(flops=flops, bytes=dram, dtype=dtype if matrix else "fp32", matrix=matrix, note=note)
+        dt, why = _matrix_type(name, dtype, dtypes or {})
+        note = "counted by the profiler: DRAM bytes measured" + (f", {dt} matrix peak ({why})" if matrix else "")
+        cost = Cost(flops=flops, bytes=dram, dtype=dt if matrix else "fp32", matrix=matrix, note=note)
         points.append(point(name, cost, ns, 1, peaks))
     points.sort(key=lambda p: -p.time_us)
     return RooflineResult(peaks=peaks, points=points, unmodeled=unmodeled)

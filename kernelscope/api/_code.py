@@ -13,6 +13,7 @@ from kernelscope.analyses.roofline import Cost, from_calls, from_measured, point
 from kernelscope.analyses.roofline import evaluate as evaluate_expression
 from kernelscope.ceilings.measure import CeilingProfile
 from kernelscope.ceilings.store import find_profile, load_profile
+from kernelscope.codeobj.mix import matrix_dtype, sass_opcode
 from kernelscope.codeobj.read import read_code_objects
 from kernelscope.errors import InputError
 from kernelscope.hw.specs import GpuSpec, database, detect, lookup
@@ -20,6 +21,7 @@ from kernelscope.inputs import Input, open_profile
 from kernelscope.model import KernelLaunch
 from kernelscope.model.codeobj import CodeObject, FitComparison, FitReport
 from kernelscope.model.measurement import Measurement
+from kernelscope.model.ncu import NcuSource
 from kernelscope.model.roofline import Peaks, RooflineResult
 from kernelscope.timing import bench, load_target
 
@@ -127,12 +129,19 @@ def gpu_peaks(gpu: str | None, device_hint: str | None, ceilings_file: Path | No
     return peaks
 
 
-def counters_roofline(launches: Sequence[KernelLaunch], peaks: Peaks, dtype: str) -> RooflineResult:
-    """One roofline point per Nsight Compute launch, from the FLOPs and DRAM bytes its counters hold."""
+def counters_roofline(
+    launches: Sequence[KernelLaunch], peaks: Peaks, dtype: str | None, source: NcuSource | None = None
+) -> RooflineResult:
+    """One roofline point per Nsight Compute launch, from the FLOPs and DRAM bytes its counters hold; matrix
+    work is judged at ``dtype``, else at the type the kernel's SASS matrix instructions name (``source``)."""
     costs = [ncu_cost(k) for k in launches]
-    return from_measured(
-        [(c.name, c.flops, c.tensor_flops, c.dram_bytes, float(c.duration_ns)) for c in costs], peaks, dtype
-    )
+    found = {}
+    for k in source.kernels if source is not None else ():
+        named = matrix_dtype(op for i in k.instructions if (op := sass_opcode(i.sass)))
+        if named is not None:
+            found[k.name] = named
+    rows = [(c.name, c.flops, c.tensor_flops, c.dram_bytes, float(c.duration_ns)) for c in costs]
+    return from_measured(rows, peaks, dtype, found)
 
 
 def roofline(
@@ -142,7 +151,7 @@ def roofline(
     flops: str | None = None,
     bytes_moved: str | None = None,
     time_us: float | None = None,
-    dtype: str = "bf16",
+    dtype: str | None = None,
     vector: bool = False,
     var: Sequence[str] = (),
     label: str = "kernel",
@@ -154,7 +163,8 @@ def roofline(
     if h is not None and h.format in ("ncu-rep", "ncu-csv"):
         report = h.profile
         device = report.devices[0].name if report.devices else None
-        return counters_roofline(report.launches, gpu_peaks(gpu, device, ceilings_file), dtype)
+        sass = h.ncu if h.format == "ncu-rep" else None  # a details/raw CSV export holds no SASS
+        return counters_roofline(report.launches, gpu_peaks(gpu, device, ceilings_file), dtype, sass)
     if h is not None:
         if not h.ops:
             raise InputError(f"{h}: no kernels linked to recorded ops (profile with record_shapes=True)")
@@ -171,7 +181,7 @@ def roofline(
     cost = Cost(
         flops=evaluate_expression(flops, variables),
         bytes=evaluate_expression(bytes_moved, variables),
-        dtype=dtype,
+        dtype=dtype or "bf16",
         matrix=not vector,
     )
     peaks = gpu_peaks(gpu, None, ceilings_file)

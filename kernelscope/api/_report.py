@@ -94,9 +94,7 @@ def _evidence(
             launches, devices = ncu_report.profile.launches, ncu_report.profile.devices
             try:
                 hw = peaks or gpu_peaks(gpu, devices[0].name if devices else None, ceilings_file)
-                measured = counters_roofline(
-                    launches, hw, "bf16"
-                )  # matrix work judged as bf16, as kscope roofline does
+                measured = counters_roofline(launches, hw, None, source)  # matrix work at its SASS's type
             except InputError as exc:  # a GPU missing from the database: ncu's own speed of light stands in
                 notes.append(f"no roofline from the ncu counters: {exc}")
     given = (("trace", traces), ("ncu", [ncu_report] if ncu_report else []), ("att", att_dirs), ("isa", code))

@@ -58,13 +58,16 @@ def either(choices: tuple[str, ...]) -> str:
     return f"{', '.join(choices[:-1])} or {choices[-1]}"
 
 
+_NOTES: list[str] = []  # said on stderr once the command succeeded: a failure is one error line, nothing else
+
+
 def read_folders(paths: Iterable[Path | None]) -> None:
-    """Say, on stderr, which files a folder given as input stands for (the run it holds, every rank); a
-    folder holding none or several runs is the one error line ``folder.resolve`` raises."""
+    """Say, on stderr, which files a folder given as input stood for (the run it holds, every rank) once the
+    command succeeds; a folder holding none or several runs is the one error line ``folder.resolve`` raises."""
     for p in paths:
         if p is not None and p.is_dir():
             files = ", ".join(str(f.relative_to(p)) for f in folder.resolve(p))
-            err.print(f"kscope: {p}: reading {files}", markup=False, highlight=False, soft_wrap=True)
+            _NOTES.append(f"kscope: {p}: read {files}")
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -77,14 +80,18 @@ def guarded(fn: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        _NOTES.clear()
         try:
-            return fn(*args, **kwargs)
+            done = fn(*args, **kwargs)
         except KernelscopeError as exc:
             raise fail(str(exc)) from None
         except OSError as exc:
             raise fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")) from None
         except KeyboardInterrupt:
             raise fail("interrupted", 130) from None
+        for note in _NOTES:
+            err.print(note, markup=False, highlight=False, soft_wrap=True)
+        return done
 
     return wrapper
 

@@ -25,7 +25,10 @@ def roofline(
     ] = None,
     bytes_moved: Annotated[Optional[str], typer.Option("--bytes", help="Bytes moved: number or expression.")] = None,
     time_us: Annotated[Optional[float], typer.Option(help="Kernel time in µs.")] = None,
-    dtype: Annotated[str, typer.Option(help="bf16 | fp16 | fp8 | tf32 | fp32.")] = "bf16",
+    dtype: Annotated[
+        Optional[str],
+        typer.Option(help="bf16 | fp16 | fp8 | tf32 | fp32 (default: what the kernel's SASS names, else bf16)."),
+    ] = None,
     vector: Annotated[bool, typer.Option(help="Runs on the vector units, not the matrix units.")] = False,
     var: Annotated[Optional[list[str]], typer.Option(help="Shape variable NAME=VALUE (repeat).")] = None,
     label: Annotated[str, typer.Option(help="Name of the given kernel.")] = "kernel",

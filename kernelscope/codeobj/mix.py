@@ -57,6 +57,15 @@ _NV = [
     ("uniform", re.compile(r"^U[A-Z]")),
     ("move", re.compile(r"^(?:MOV|S2R|S2UR|CS2R|SHFL|SEL|P2R|R2P|PLOP3|LDC|R2UR|VOTE|NOP)")),
 ]
+_SASS_OPCODE = re.compile(r"^\s*(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Za-z0-9_.]*)")  # after the guard predicate
+
+
+def sass_opcode(line: str) -> str | None:
+    """The opcode with its modifiers of one SASS line (``@!P0 HGMMA.64x128x16.F32.BF16 gdesc[UR4], ...``)."""
+    m = _SASS_OPCODE.match(line)
+    return m[1] if m else None
+
+
 _NV_WIDTH = re.compile(r"\.(8|16|32|64|128|U8|S8|U16|S16)(?:\.|$)")
 
 
@@ -96,3 +105,49 @@ def nvidia_mix(opcodes: Iterable[str]) -> Counter[str]:
 
 def _bits(tok: str) -> int:
     return int(re.sub(r"[A-Z]", "", tok))
+
+
+# The operand type a matrix instruction names, as kscope's roofline keys it (bf16, fp16, fp8, tf32, fp32,
+# fp64, int8, fp4). NVIDIA SASS states it in modifiers (HGMMA.64x128x16.F32.BF16, HMMA.1684.F32.TF32,
+# QGMMA...E4M3); a bare HMMA.<shape>.F32 or .F16 multiplies fp16. AMD states it in the mnemonic's last
+# word (v_mfma_f32_32x32x8_bf16, v_mfma_f32_16x16x32_fp8_fp8, v_wmma_f32_16x16x16_f16, v_mfma_i32_..._i8).
+_NV_MATRIX_TYPES = [
+    ("fp8", re.compile(r"^(?:QGMMA|QMMA|UTCQMMA)|\.E4M3|\.E5M2")),
+    ("fp4", re.compile(r"^(?:OMMA|UTCOMMA)|\.E2M1")),
+    ("int8", re.compile(r"^(?:IGMMA|IMMA|UTCIMMA)|\.[SU]8(?:\.|$)")),
+    ("fp64", re.compile(r"^DMMA")),
+    ("tf32", re.compile(r"\.TF32(?:\.|$)")),
+    ("bf16", re.compile(r"\.BF16(?:\.|$)")),
+    ("fp16", re.compile(r"^(?:HGMMA|HMMA|UTCHMMA)")),
+]
+_AMD_MATRIX_TYPES = [  # CDNA1/2 glue the type to the shape (v_mfma_f32_32x32x8f16, ..._32x32x4bf16)
+    ("fp8", re.compile(r"(?:fp8|bf8|f8f6f4)")),
+    ("int8", re.compile(r"[_\d](?:i8|iu8|iu4)\b")),
+    ("bf16", re.compile(r"[_\d]bf16")),
+    ("fp16", re.compile(r"[_\d]f16\b")),
+    ("tf32", re.compile(r"_xf32\b")),
+    ("fp64", re.compile(r"^v_mfma_f64")),
+    ("fp32", re.compile(r"x\d+f32\b")),
+]
+
+
+def matrix_dtype(opcodes: Iterable[str]) -> tuple[str, str] | None:
+    """The operand type of a kernel's matrix instructions (the most frequent when several) and the evidence
+    (``"HGMMA.64x128x16.F32.BF16, 96 of 96 matrix instructions"``); None when it has none."""
+    counts: Counter[str] = Counter()
+    example: dict[str, str] = {}
+    total = 0
+    for op in opcodes:
+        amd = op.startswith(("v_mfma", "v_smfmac", "v_wmma", "v_swmmac"))
+        if not amd and _NV[0][1].match(op) is None:
+            continue
+        total += 1
+        table = _AMD_MATRIX_TYPES if amd else _NV_MATRIX_TYPES
+        dtype = next((name for name, rx in table if rx.search(op)), None)
+        if dtype is not None:
+            counts[dtype] += 1
+            example.setdefault(dtype, op)
+    if not counts:
+        return None
+    dtype, n = counts.most_common(1)[0]
+    return dtype, f"{example[dtype]}, {n} of {total} matrix instructions"

@@ -15,7 +15,7 @@ from pathlib import Path
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
-from kernelscope.codeobj.mix import nvidia_mix
+from kernelscope.codeobj.mix import matrix_dtype, nvidia_mix
 from kernelscope.codeobj.tools import ELF_ERRORS, cuda_tool
 from kernelscope.errors import FormatError
 from kernelscope.model.codeobj import CodeObject, KernelCode
@@ -161,6 +161,8 @@ def read(path: Path, fmt: str, arch: str | None = None) -> CodeObject:
                 metadata={"reservation_in_static": True} if reserved else {},
                 instructions=len(ops) or None,
                 mix=dict(nvidia_mix(ops)),
+                matrix_dtype=(found := matrix_dtype(ops)) and found[0],
+                matrix_dtype_evidence=found and found[1],
             )
         )
     arches = sorted({k.arch for k in kernels})

@@ -13,7 +13,7 @@ from pathlib import Path
 from elftools.elf.elffile import ELFFile
 
 from kernelscope.codeobj import amdgpu, nvidia
-from kernelscope.codeobj.mix import amd_mix
+from kernelscope.codeobj.mix import amd_mix, matrix_dtype
 from kernelscope.codeobj.tools import ELF_ERRORS
 from kernelscope.errors import FormatError, InputError, KernelscopeError
 from kernelscope.model.codeobj import CodeObject
@@ -51,6 +51,10 @@ def _amd(path: Path, data: bytes, fmt: str) -> CodeObject:
         if body is not None:
             mix = amd_mix(body)
             k.mix, k.instructions = dict(mix), sum(v for c, v in mix.items() if "." not in c)
+            k.matrix_dtype, k.matrix_dtype_evidence = matrix_dtype(line.split(None, 1)[0] for line in body if line) or (
+                None,
+                None,
+            )
     return obj
 
 

@@ -69,6 +69,8 @@ class KernelCode(msgspec.Struct, kw_only=True):
     # both
     instructions: int | None = None
     mix: dict[str, int] = msgspec.field(default_factory=dict)
+    matrix_dtype: str | None = None  # the operand type its matrix instructions name (bf16, fp16, fp8, ...)
+    matrix_dtype_evidence: str | None = None  # the instruction, and how many of the matrix ones name it
     occupancy: Occupancy | None = None
     metadata: dict[str, object] = msgspec.field(default_factory=dict)  # e.g. Triton's num_warps, shared
 

@@ -67,9 +67,7 @@ class OpColumns:
             duration_ns=np.array([k.duration_ns for k in recs], np.int64),
             start_ns=None if not recs or starts[0] is None else np.array(starts, np.int64),
             device=np.array([NO_DEVICE if k.device is None else k.device for k in recs], np.int64),
-            correlation=np.array(
-                [NO_DEVICE if getattr(k, "correlation_id", None) is None else k.correlation_id for k in recs], np.int64
-            ),
+            correlation=np.array([NO_DEVICE if k.correlation_id is None else k.correlation_id for k in recs], np.int64),
         )
 
 

@@ -18,6 +18,7 @@ versions) and is repeated as ``gpu_user_annotation`` on the GPU track.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import defaultdict
 from collections.abc import Iterator
@@ -410,7 +411,9 @@ def _columns(
     api = [(c, e.ts) for e in events if e.cat in _API_CATS and (c := _corr(e)) != NO_DEVICE]
     corr = np.array([c for c, _ in api], np.int64)
     ns = np.rint(np.array([t for _, t in api], np.float64) * 1000).astype(np.int64)
-    return LaunchColumns(_op_columns(kernels), _op_columns(memory), rank, vendor, source, corr, ns)
+    # only kernels are joined to their launch calls (the records path links kernels alone, too)
+    mem = dataclasses.replace(_op_columns(memory), correlation=None)
+    return LaunchColumns(_op_columns(kernels), mem, rank, vendor, source, corr, ns)
 
 
 Part = tuple[list[LaunchColumns], _Ops | None]  # a worker's range: its columns, and its ops (shapes view)

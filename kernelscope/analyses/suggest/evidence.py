@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,7 +10,7 @@ from pathlib import Path
 from kernelscope.analyses.ncu import summarize_kernel
 from kernelscope.analyses.roofline import from_calls
 from kernelscope.analyses.suggest.thresholds import TOP_LINES, VECTOR_BITS
-from kernelscope.codeobj.mix import nvidia_mix
+from kernelscope.codeobj.mix import nvidia_mix, sass_opcode
 from kernelscope.identity import Identities
 from kernelscope.model import DeviceInfo, KernelLaunch
 from kernelscope.model.att import AttKernel, AttResult
@@ -28,8 +27,6 @@ from kernelscope.model.suggest import (
     Step,
 )
 from kernelscope.model.task import LedgerRecord
-
-_OPCODE = re.compile(r"^\s*(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)")
 
 
 @dataclass(frozen=True)
@@ -136,10 +133,10 @@ def sass_profile(k: NcuKernelSource) -> SassProfile:
     requested = 0.0
     sites: dict[SourceLocation, None] = {}
     for inst in k.instructions:
-        m = _OPCODE.match(inst.sass)
+        op = sass_opcode(inst.sass)
         n = inst.executed or 0
         executed += n
-        mix = nvidia_mix([m[1]] if m else [])
+        mix = nvidia_mix([op] if op else [])
         matrix += n if mix["matrix"] else 0
         width = next((int(c[5:]) for c in mix if c.startswith("ldg.b")), None)
         if width is None or not n:
