@@ -1,10 +1,11 @@
 """Profiling overhead of ``kscope profile`` on a real PyTorch workload (run on the GPU machine).
 
-Method: the same command (``examples/workloads/transformer.py``) runs plain and under
-``kscope profile`` (torch tracer, default step window wait=5 warmup=2 active=5), interleaved
-A B A B ... so drift hits both alike. Wall time is the whole process from the outside, including
-interpreter start, CUDA init, trace export and, for kscope, its gap analysis of the trace. The
-ratio of medians is the overhead. Writes ``$OUT/profile_overhead.json`` and prints a table.
+Method: the same command (``examples/workloads/transformer.py``) runs plain, under ``kscope profile`` with
+its default step window (torch tracer, wait=5 warmup=2 active=5), and under ``kscope profile --step-fn
+none`` (the whole run traced, as for a program without steps), interleaved A B C A B C ... so drift hits all
+alike. Wall time is the whole process from the outside, including interpreter start, CUDA init, trace export
+and, for kscope, its gap analysis of the trace. The ratio of medians to plain is the overhead. Writes
+``$OUT/profile_overhead.json`` and prints a table.
 """
 
 from __future__ import annotations
@@ -32,25 +33,31 @@ def timed(argv: list[str]) -> float:
 
 
 def main() -> None:
-    kscope = [sys.executable, "-m", "kernelscope", "profile", "--out", "/tmp/kscope-ovh", "--json", "--"]
-    timed(WORKLOAD)  # warm the file cache and the CUDA/Triton caches for both
-    plain, profiled = [], []
+    kscope = [sys.executable, "-m", "kernelscope", "profile", "--json"]
+    arms = {
+        "plain": WORKLOAD,
+        "windowed": [*kscope, "--out", "/tmp/kscope-ovh-w", "--", *WORKLOAD],
+        "whole_run": [*kscope, "--out", "/tmp/kscope-ovh-a", "--step-fn", "none", "--", *WORKLOAD],
+    }
+    timed(WORKLOAD)  # warm the file cache and the CUDA/Triton caches for all
+    walls: dict[str, list[float]] = {a: [] for a in arms}
     for _ in range(REPEATS):
-        plain.append(timed(WORKLOAD))
-        profiled.append(timed(kscope + WORKLOAD))
+        for arm, argv in arms.items():
+            walls[arm].append(timed(argv))
+    med = {a: statistics.median(w) for a, w in walls.items()}
+    traces = sorted(Path("/tmp/kscope-ovh-a").glob("trace_*.json.gz"))
     res = {
         "workload": " ".join(WORKLOAD[1:]),
-        "plain_s": plain,
-        "profiled_s": profiled,
-        "median_plain_s": statistics.median(plain),
-        "median_profiled_s": statistics.median(profiled),
-        "ratio": statistics.median(profiled) / statistics.median(plain),
+        "walls_s": walls,
+        "median_s": med,
+        "ratio": {a: med[a] / med["plain"] for a in arms if a != "plain"},
+        "whole_run_trace_bytes": traces[-1].stat().st_size if traces else None,
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "profile_overhead.json").write_text(json.dumps(res, indent=2))
-    print(f"plain    {' '.join(f'{t:6.2f}' for t in plain)}  median {res['median_plain_s']:.2f} s")
-    print(f"profiled {' '.join(f'{t:6.2f}' for t in profiled)}  median {res['median_profiled_s']:.2f} s")
-    print(f"overhead ratio (median profiled / median plain): {res['ratio']:.3f}")
+    for arm, w in walls.items():
+        ratio = f"  ratio {res['ratio'][arm]:.3f}" if arm in res["ratio"] else ""
+        print(f"{arm:10s} {' '.join(f'{t:6.2f}' for t in w)}  median {med[arm]:.2f} s{ratio}")
 
 
 if __name__ == "__main__":
