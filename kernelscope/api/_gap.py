@@ -11,6 +11,7 @@ import msgspec
 from kernelscope import readers
 from kernelscope.analyses.diff import diff as diff_profiles
 from kernelscope.analyses.gap import GapAccumulator, attach_sources, gap
+from kernelscope.analyses.variants import by_variant
 from kernelscope.analyses.window import Window, phases, select
 from kernelscope.api._names import locate_sources
 from kernelscope.errors import InputError
@@ -83,8 +84,8 @@ def gap_report(
     """
     if not paths:
         raise InputError("no input files given")
-    if find_sources and group_by not in ("name", "function"):
-        raise InputError("--find-sources needs --group-by name or function (rows must be kernels)")
+    if find_sources and group_by not in ("name", "function", "variant"):
+        raise InputError("--find-sources needs --group-by name, function or variant (rows must be kernels)")
     with numbers.tally_dropped() as dropped:
         result = _gap(paths, fmt, window, phase_by, group_by, per_rank, include_memory, progress)
     result.totals.dropped_records = dropped[0]
@@ -109,20 +110,21 @@ def _gap(
     for h in inputs:  # sniffed (once) before reading anything: a bad path fails with no partial work shown
         _ = h.format
     options = GapOptions(include_memory=include_memory, group_by=group_by, per_rank=per_rank)
-    if window is None and phase_by is None:
+    if window is None and phase_by is None and group_by != "variant":
         acc = GapAccumulator(options)
         _feed(acc, inputs, progress)
         return acc.result()
+    table = by_variant if group_by == "variant" else gap  # a variant is in each launch's record, not its name
     profile = Profile.combine(list(_batches(inputs, progress, whole=True)))
     win = Window.parse(window) if window is not None else None
     if win is not None:
         profile = select(profile, win)
-    result = gap(profile, options)
+    result = table(profile, options)
     result.window = win.describe() if win else None
     if phase_by is not None:
         parts = []
         for label, sub in phases(profile, phase_by).items():
-            r = gap(sub, options)
+            r = table(sub, options)
             r.phase = label
             parts.append(r)
         result.phases = sorted(parts, key=lambda r: -r.totals.kernel_time_us)

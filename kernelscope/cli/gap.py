@@ -21,7 +21,13 @@ def gap(
         Optional[str], typer.Option(help="N = last N ProfilerStep#s; START_US:END_US = time range.")
     ] = None,
     phase_by: Annotated[Optional[str], typer.Option(help="Split by enclosing annotations matching REGEX.")] = None,
-    group_by: Annotated[str, typer.Option(help="name (exact), function (short base name), category or kind.")] = "name",
+    group_by: Annotated[
+        str,
+        typer.Option(
+            help="name (exact), function (short base name), category, kind, or variant (a row per launch "
+            "configuration: grid, block, registers, shared memory)."
+        ),
+    ] = "name",
     per_rank: Annotated[bool, typer.Option(help="One row per (rank, kernel).")] = False,
     include_memory: Annotated[bool, typer.Option(help="Count memcpy/memset as rows and busy time.")] = False,
     find_sources: Annotated[

@@ -8,13 +8,36 @@ import msgspec
 
 from kernelscope.model.frames import Tabular, records
 
-GroupBy = Literal["name", "function", "category", "kind"]
+GroupBy = Literal["name", "function", "category", "kind", "variant"]
 
 
 class GapOptions(msgspec.Struct, frozen=True, kw_only=True):
     include_memory: bool = False
     group_by: GroupBy = "name"
     per_rank: bool = False  # one row per (rank, kernel) instead of merging ranks
+
+
+class Variant(msgspec.Struct, kw_only=True, frozen=True):
+    """One compiled variant of a kernel as its launches show it: an autotune config, a template instance or
+    a library heuristic launches several under one name. ``registers``: per thread (NVIDIA) or architected
+    VGPRs per work-item (AMD); ``shared_bytes``: shared memory / LDS per block. None: not recorded."""
+
+    grid: list[int] | None = None  # blocks (workgroups) per dimension
+    block: list[int] | None = None  # threads (work-items) per block
+    registers: int | None = None
+    shared_bytes: int | None = None
+
+    def label(self) -> str:
+        parts = []
+        if self.grid:
+            parts.append("grid " + "x".join(map(str, self.grid)))
+        if self.block:
+            parts.append("block " + "x".join(map(str, self.block)))
+        if self.registers is not None:
+            parts.append(f"{self.registers} regs")
+        if self.shared_bytes is not None:
+            parts.append(f"{self.shared_bytes:,} B shared")
+        return ", ".join(parts) or "not recorded"
 
 
 class KernelRow(msgspec.Struct, kw_only=True):
@@ -39,6 +62,7 @@ class KernelRow(msgspec.Struct, kw_only=True):
     source: str | None = None  # "repo:path:line"
     source_url: str | None = None
     test_command: str | None = None
+    variant: Variant | None = None  # with --group-by variant: the launch configuration this row is
 
 
 class IdleBreakdown(msgspec.Struct, kw_only=True):

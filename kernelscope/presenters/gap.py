@@ -7,7 +7,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from kernelscope.model.gap import GapResult, GapTotals
+from kernelscope.model.gap import GapResult, GapTotals, KernelRow
 from kernelscope.presenters.base import (
     Column,
     Presenter,
@@ -34,6 +34,7 @@ COLUMNS = [
     Column("category", "Category", justify="left"),
     Column("function", "Function", justify="left"),
     Column("dtype", "Dtype", justify="left"),
+    Column("variant", "Variant", justify="left"),  # --group-by variant: grid, block, registers, shared memory
     Column("source_status", "Source status", justify="left", short="Source?"),
     Column("source", "Source", justify="left"),
     Column("source_url", "Source URL", justify="left"),
@@ -85,7 +86,10 @@ def tables(result: GapResult) -> list[Table]:
 
 
 def _row_dict(k: object) -> dict[str, object]:
-    return {c.key: getattr(k, c.key, None) for c in COLUMNS}
+    row = {c.key: getattr(k, c.key, None) for c in COLUMNS}
+    if isinstance(k, KernelRow) and k.variant is not None:
+        row["variant"] = k.variant.label()
+    return row
 
 
 _NARROW_HIDDEN = ("min_us", "max_us", "std_us", "function", "dtype")
@@ -99,6 +103,8 @@ def rich_renderable(result: GapResult, top: int | None = None, width: int = 200)
         hidden |= {"median_us", "min_us", "max_us", "std_us", "function", "dtype", "category"}  # room for sources
     else:
         hidden |= {"source_status", "source", "test_command"}
+    if result.options.group_by == "variant":
+        hidden |= set(_NARROW_HIDDEN)  # room for the variant
     name_width = max(24, min(100, width - (80 if width < 150 else 115)))
     for t in tables(result):
         # identity columns stay empty when rows are groups (--group-by category/kind): drop them
