@@ -87,3 +87,17 @@ def test_the_cli_shows_the_variant_and_json_carries_it() -> None:
     wide = {**os.environ, "COLUMNS": "200"}
     shown = subprocess.run([*argv, "--top", "3"], capture_output=True, text=True, check=True, env=wide).stdout
     assert "Variant" in shown and "regs" in shown
+
+
+def test_the_autotune_case_splits_into_its_configs_and_the_workload_ran_two() -> None:
+    """The issue's real case, recorded on the H100: 8 autotune configs x 2 shapes are 16 variants of one
+    name; the run with the autotune results cached (no benchmarking) names the two the workload used."""
+    data = Path(__file__).parent / "data" / "kineto"
+    tuning = api.gap_report([data / "h100_matmul_autotune.json.gz"], group_by="variant")
+    cached = api.gap_report([data / "h100_matmul_autotune_cached.json.gz"], group_by="variant")
+    variants = {k.variant: k.calls for k in tuning.kernels if k.name == "_matmul"}
+    assert len(variants) == 8 * 2
+    used = [k for k in cached.kernels if k.name == "_matmul"]
+    assert [k.calls for k in used] == [21, 21]
+    for k in used:  # each in the autotuning run too, with the benchmarking's calls on top of the 21 real ones
+        assert k.variant in variants and variants[k.variant] > 21

@@ -36,9 +36,7 @@ def _key(k: KernelLaunch) -> _Key:
 
 def variant_of(k: KernelLaunch) -> Variant:
     _, grid, block, regs, shared = _key(k)
-    return Variant(
-        grid=list(grid) if grid else None, block=list(block) if block else None, registers=regs, shared_bytes=shared
-    )
+    return Variant(grid=grid, block=block, registers=regs, shared_bytes=shared)
 
 
 def by_variant(profile: Profile, options: GapOptions) -> GapResult:

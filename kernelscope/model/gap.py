@@ -22,8 +22,8 @@ class Variant(msgspec.Struct, kw_only=True, frozen=True):
     a library heuristic launches several under one name. ``registers``: per thread (NVIDIA) or architected
     VGPRs per work-item (AMD); ``shared_bytes``: shared memory / LDS per block. None: not recorded."""
 
-    grid: list[int] | None = None  # blocks (workgroups) per dimension
-    block: list[int] | None = None  # threads (work-items) per block
+    grid: tuple[int, int, int] | None = None  # blocks (workgroups) per dimension
+    block: tuple[int, int, int] | None = None  # threads (work-items) per block
     registers: int | None = None
     shared_bytes: int | None = None
 
