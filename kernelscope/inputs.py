@@ -118,21 +118,16 @@ def open(path: str | Path | Input, *, fmt: str | None = None) -> Input:
 def open_profile(path: str | Path | Input, *, fmt: str | None = None) -> Input:
     """A handle on one profiler output, also given as the folder holding it (``kscope profile --out``, a
     rocprofv3 output folder of one process); a folder of several ranks is an error naming them."""
-    if isinstance(path, Input) or not Path(path).is_dir():
-        return open(path, fmt=fmt)
-    files = folder.resolve(Path(path))
-    if len(files) > 1:
-        listed = ", ".join(str(f) for f in files)
-        raise InputError(f"{path}: holds {len(files)} ranks ({listed}); this command reads one, pass it")
-    return Input(files[0], fmt=fmt)
+    handles = open_all([path], fmt=fmt)
+    if len(handles) > 1:
+        listed = ", ".join(str(h) for h in handles)
+        raise InputError(f"{path}: holds {len(handles)} ranks ({listed}); this command reads one, pass it")
+    return handles[0]
 
 
 def open_all(paths: Iterable[str | Path | Input], *, fmt: str | None = None) -> list[Input]:
     """Handles on the profiler outputs ``paths`` name: a folder gives every rank of the one run it holds."""
     out: list[Input] = []
     for p in paths:
-        if not isinstance(p, Input) and Path(p).is_dir():
-            out += [Input(f, fmt=fmt) for f in folder.resolve(Path(p))]
-        else:
-            out.append(open(p, fmt=fmt))
+        out += [p] if isinstance(p, Input) else [Input(f, fmt=fmt) for f in folder.files(p)]
     return out

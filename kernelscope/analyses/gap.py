@@ -20,10 +20,10 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from kernelscope.analyses.idle import UNKNOWN, launch_times, split
+from kernelscope.analyses.idle import launch_times, split
 from kernelscope.identity import Identities
 from kernelscope.model import KernelStats, Profile
-from kernelscope.model.columns import LaunchColumns, OpColumns
+from kernelscope.model.columns import NO_CORRELATION, LaunchColumns, OpColumns
 from kernelscope.model.gap import GapOptions, GapResult, GapTotals, IdleBreakdown, KernelRow, LaunchDelay
 from kernelscope.model.source import SourceMatch
 
@@ -118,7 +118,7 @@ class GapAccumulator:
             self._untimed += len(ops)
             return
         s, e = ops.start_ns, ops.start_ns + ops.duration_ns
-        corr = ops.correlation if ops.correlation is not None else np.full(len(ops), UNKNOWN, np.int64)
+        corr = ops.correlation if ops.correlation is not None else np.full(len(ops), NO_CORRELATION, np.int64)
         for device, idx in _split_by(ops.device, np.arange(len(ops))):
             lo, hi = int(s[idx].min()), int(e[idx].max())
             act = self._activity.setdefault(rank, [lo, hi])
@@ -169,17 +169,19 @@ class GapAccumulator:
             r.kind, r.category, r.function = ident.kind, ident.category, ident.function
             r.dtype = ident.dtype if by == "name" else None
 
-    def _idle_split(self, idle_us: float) -> tuple[IdleBreakdown, LaunchDelay] | None:
-        """The idle time by cause, where the trace links kernels to their launch calls (else None)."""
+    def _idle_split(
+        self, spans: dict[tuple[int | None, int], tuple[np.ndarray, ...]], idle_us: float
+    ) -> tuple[IdleBreakdown, LaunchDelay] | None:
+        """The idle time by cause, where the trace links kernels to their launch calls (else None); ``spans``:
+        each device's (starts, ends, correlation ids)."""
         host = kernel = 0
         delays: list[np.ndarray] = []
-        for (rank, _), parts in self._spans.items():
-            api = self._api.get(rank)
-            if not api:
+        api = {r: (np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts]))
+               for r, parts in self._api.items()}  # fmt: skip
+        for (rank, _), (start, end, corr) in spans.items():
+            if rank not in api:
                 continue
-            corr = np.concatenate([p[2] for p in parts])
-            launch = launch_times(corr, np.concatenate([a for a, _ in api]), np.concatenate([b for _, b in api]))
-            cut = split(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), launch)
+            cut = split(start, end, launch_times(corr, *api[rank]))
             host, kernel = host + cut.host_wait_ns, kernel + cut.kernel_wait_ns
             delays.append(cut.delays_ns)
         linked = np.concatenate(delays) if delays else np.zeros(0, np.int64)
@@ -212,15 +214,14 @@ class GapAccumulator:
         idle: float | None = None
         idle_split: tuple[IdleBreakdown, LaunchDelay] | None = None
         if timed:
-            busy_dev = {
-                d: busy_ns(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
-                for d, parts in self._spans.items()
-            }
+            # each device's (starts, ends, correlation ids), joined once for the busy time and the idle causes
+            spans = {d: tuple(np.concatenate(c) for c in zip(*parts, strict=True)) for d, parts in self._spans.items()}
+            busy_dev = {d: busy_ns(start, end) for d, (start, end, _) in spans.items()}
             walls = {r: a[1] - a[0] for r, a in self._activity.items()}
             busy = sum(busy_dev.values()) / _NS_PER_US
             wall = max(walls.values()) / _NS_PER_US
             idle = sum(walls.get(rank, 0) - b for (rank, _), b in busy_dev.items()) / _NS_PER_US
-            idle_split = self._idle_split(idle)
+            idle_split = self._idle_split(spans, idle)
         elif self._untimed or self._stats_rows:
             busy = kernel_ns / _NS_PER_US if self._untimed else None
         if self._stats_rows:

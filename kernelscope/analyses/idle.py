@@ -16,10 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kernelscope.model.columns import NO_CORRELATION
+
 # A kernel already queued starts within a few µs of its predecessor's end on current GPUs: on the bundled
 # H100 training trace 90 % of gaps before an already-launched kernel are under 5 µs (docs/gap.md).
 KERNEL_WAIT_NS = 5_000
-UNKNOWN = -1
+UNKNOWN = NO_CORRELATION  # a launch time no API call gave
 
 
 @dataclass(frozen=True)

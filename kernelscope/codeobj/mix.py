@@ -29,8 +29,9 @@ _AMD_WIDTH = {  # a mnemonic's last word: its access width
 }
 _WIDTH_CLASSES = ("vmem_load", "vmem_store", "lds_load", "lds_store", "scratch_load", "scratch_store")
 
+_NV_MATRIX = re.compile(r"^(?:HGMMA|QGMMA|IGMMA|BGMMA|GMMA|HMMA|IMMA|DMMA|BMMA|OMMA|QMMA|UTC\w*MMA)")
 _NV = [
-    ("matrix", re.compile(r"^(?:HGMMA|QGMMA|IGMMA|BGMMA|GMMA|HMMA|IMMA|DMMA|BMMA|OMMA|QMMA|UTC\w*MMA)")),
+    ("matrix", _NV_MATRIX),
     ("ldl_spill", re.compile(r"^LDL")),
     ("stl_spill", re.compile(r"^STL")),
     ("tma", re.compile(r"^(?:UTMA\w*|UBLKCP|UBLKRED|UBLKPF|UTMACCTL|SYNCS)")),
@@ -139,7 +140,7 @@ def matrix_dtype(opcodes: Iterable[str]) -> tuple[str, str] | None:
     total = 0
     for op in opcodes:
         amd = op.startswith(("v_mfma", "v_smfmac", "v_wmma", "v_swmmac"))
-        if not amd and _NV[0][1].match(op) is None:
+        if not amd and _NV_MATRIX.match(op) is None:
             continue
         total += 1
         table = _AMD_MATRIX_TYPES if amd else _NV_MATRIX_TYPES

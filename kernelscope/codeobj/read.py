@@ -51,10 +51,9 @@ def _amd(path: Path, data: bytes, fmt: str) -> CodeObject:
         if body is not None:
             mix = amd_mix(body)
             k.mix, k.instructions = dict(mix), sum(v for c, v in mix.items() if "." not in c)
-            k.matrix_dtype, k.matrix_dtype_evidence = matrix_dtype(line.split(None, 1)[0] for line in body if line) or (
-                None,
-                None,
-            )
+            found = matrix_dtype(line.split(None, 1)[0] for line in body if line)
+            if found is not None:
+                k.matrix_dtype, k.matrix_dtype_evidence = found
     return obj
 
 

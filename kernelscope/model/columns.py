@@ -18,6 +18,7 @@ from kernelscope.model.profile import Profile
 from kernelscope.model.records import KernelLaunch, MemoryOp, Vendor
 
 NO_DEVICE = -1  # column value for "device unknown"; never leaves the columns
+NO_CORRELATION = -1  # column value for "launching API call unknown"
 
 
 def _possible(k: KernelLaunch | MemoryOp) -> bool:
@@ -40,7 +41,7 @@ class OpColumns:
     duration_ns: np.ndarray  # int64
     start_ns: np.ndarray | None  # int64
     device: np.ndarray  # int64, NO_DEVICE where unknown
-    correlation: np.ndarray | None = None  # int64, the launching API call's id; NO_DEVICE where unknown
+    correlation: np.ndarray | None = None  # int64, the launching API call's id; NO_CORRELATION where unknown
 
     def __len__(self) -> int:
         return int(self.duration_ns.size)
@@ -67,7 +68,9 @@ class OpColumns:
             duration_ns=np.array([k.duration_ns for k in recs], np.int64),
             start_ns=None if not recs or starts[0] is None else np.array(starts, np.int64),
             device=np.array([NO_DEVICE if k.device is None else k.device for k in recs], np.int64),
-            correlation=np.array([NO_DEVICE if k.correlation_id is None else k.correlation_id for k in recs], np.int64),
+            correlation=np.array(
+                [NO_CORRELATION if k.correlation_id is None else k.correlation_id for k in recs], np.int64
+            ),
         )
 
 

@@ -92,8 +92,7 @@ def stream_columns(
 def load(paths: list[str | Path] | str | Path, *, fmt: str | None = None) -> Profile:
     """Read and merge one or more files (ranks, repeats) into one ``Profile``; a folder gives the files of
     the run it holds (``readers.folder``)."""
-    from kernelscope.readers.folder import resolve
+    from kernelscope.readers import folder
 
     items = [paths] if isinstance(paths, (str, Path)) else list(paths)
-    files = [f for p in items for f in (resolve(Path(p)) if Path(p).is_dir() else [p])]
-    return Profile.combine([read(p, fmt=fmt) for p in files])
+    return Profile.combine([read(f, fmt=fmt) for p in items for f in folder.files(p)])

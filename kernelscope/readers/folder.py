@@ -108,6 +108,11 @@ def runs(folder: Path) -> list[Run]:
     return list(found.values()) + clashes
 
 
+def files(path: str | Path) -> list[str | Path]:
+    """``path`` itself, spelled as given, or the files of the run it holds when it is a folder."""
+    return list(resolve(Path(path))) if Path(path).is_dir() else [path]
+
+
 def resolve(folder: Path) -> list[Path]:
     """The files of the one run in ``folder``; an error line when it holds none or several."""
     found = runs(folder)

@@ -18,7 +18,6 @@ versions) and is repeated as ``gpu_user_annotation`` on the GPU track.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections import defaultdict
 from collections.abc import Iterator
@@ -33,7 +32,7 @@ import numpy as np
 
 from kernelscope.errors import KernelscopeError
 from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, Vendor, numbers
-from kernelscope.model.columns import NO_DEVICE, LaunchColumns, OpColumns
+from kernelscope.model.columns import NO_CORRELATION, NO_DEVICE, LaunchColumns, OpColumns
 from kernelscope.model.ops import OpCall
 from kernelscope.model.records import items_from_blocks
 from kernelscope.readers import _json_blocks as jb
@@ -365,7 +364,8 @@ def _call(op: _OpEvent, ks: list[_OpEvent], *, inner: bool) -> OpCall:
     )
 
 
-def _op_columns(events: list[_LeanEvent] | list[_OpEvent]) -> OpColumns:
+def _op_columns(events: list[_LeanEvent] | list[_OpEvent], *, linked: bool = True) -> OpColumns:
+    """``linked``: keep each event's correlation id (kernels, joined to their launch calls)."""
     n = len(events)
     ids: dict[str, int] = {}
     idx = np.fromiter((ids.setdefault(e.name, len(ids)) for e in events), np.int64, n)
@@ -377,16 +377,13 @@ def _op_columns(events: list[_LeanEvent] | list[_OpEvent]) -> OpColumns:
     except (TypeError, ValueError, OverflowError):  # absent (ROCm: the device is the pid), text, or huge
         devs = [_int(d) if d is not None else _int(e.pid) for d, e in zip(raw, events, strict=True)]
         device = np.array([NO_DEVICE if d is None else d for d in devs], np.int64)
-    raw_corr = [e.args.correlation if e.args is not None else None for e in events]
-    try:
-        corr = np.array(raw_corr, np.int64)  # every id an int: one C loop
-    except (TypeError, ValueError, OverflowError):
-        corr = np.array([_corr(e) for e in events], np.int64)
+    corr = _correlations(events) if linked else None
     names = list(ids)
     keep = numbers.possible_us(ts, dur)
     if not keep.all():
         numbers.count_dropped("kernels and memory operations", int(n - keep.sum()), "trace")
-        ts, dur, device, corr = ts[keep], dur[keep], device[keep], corr[keep]
+        ts, dur, device = ts[keep], dur[keep], device[keep]
+        corr = corr[keep] if corr is not None else None
         remap: dict[int, int] = {}  # names of the kept events only, in order of first appearance
         idx = np.array([remap.setdefault(i, len(remap)) for i in idx[keep].tolist()], np.int64)
         names = [names[i] for i in remap]
@@ -396,9 +393,17 @@ def _op_columns(events: list[_LeanEvent] | list[_OpEvent]) -> OpColumns:
     )
 
 
+def _correlations(events: list[_LeanEvent] | list[_OpEvent]) -> np.ndarray:
+    raw = [e.args.correlation if e.args is not None else None for e in events]
+    try:
+        return np.array(raw, np.int64)  # every id an int: one C loop
+    except (TypeError, ValueError, OverflowError):
+        return np.array([_corr(e) for e in events], np.int64)
+
+
 def _corr(e: _LeanEvent | _OpEvent) -> int:
     c = _int(e.args.correlation) if e.args is not None else None
-    return NO_DEVICE if c is None or not numbers.is_int64(c) else c
+    return NO_CORRELATION if c is None or not numbers.is_int64(c) else c
 
 
 def _columns(
@@ -408,11 +413,11 @@ def _columns(
         ops.keep(events)  # type: ignore[arg-type]  # the shapes view decodes _OpEvent
     kernels = [e for e in events if e.cat in _KERNEL_CATS]
     memory = [e for e in events if e.cat in _MEMORY_CATS]
-    api = [(c, e.ts) for e in events if e.cat in _API_CATS and (c := _corr(e)) != NO_DEVICE]
+    api = [(c, e.ts) for e in events if e.cat in _API_CATS and (c := _corr(e)) != NO_CORRELATION]
     corr = np.array([c for c, _ in api], np.int64)
     ns = np.rint(np.array([t for _, t in api], np.float64) * 1000).astype(np.int64)
     # only kernels are joined to their launch calls (the records path links kernels alone, too)
-    mem = dataclasses.replace(_op_columns(memory), correlation=None)
+    mem = _op_columns(memory, linked=False)
     return LaunchColumns(_op_columns(kernels), mem, rank, vendor, source, corr, ns)
 
 

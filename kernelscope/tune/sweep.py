@@ -134,11 +134,11 @@ class _Sweep:
             use.busy_s += item.seconds
             if isinstance(reply, RunReply):
                 use.setup_s += reply.setup_s
+            self.work_end = time.monotonic()
             if isinstance(item.job, Run):
-                self.stage1_end = time.monotonic()
+                self.stage1_end = self.work_end
             else:
                 use.stage2_s += item.seconds
-            self.work_end = time.monotonic()
 
     def _since(self, t: float) -> float:
         return round(max(0.0, t - self.t0), 3)

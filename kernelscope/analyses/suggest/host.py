@@ -29,12 +29,13 @@ def host_experiment(ev: Evidence) -> tuple[Experiment, bool] | None:
     if share < HOST_WAIT_PCT:
         return None
     devices = max(t.devices, 1)  # busy and host wait are sums over devices; wall is one device's span
+    pct = share / devices  # of one device's wall time
     gpu_pct = 100 * busy / devices / wall
     delay = f"; launch to start median {t.launch_delay_us.median_us:,.1f} µs" if t.launch_delay_us else ""
     steps = [
         Step(
             evidence=f"gap: the GPU waited for the host {wait / devices:,.0f} µs of {wall:,.0f} µs wall time "
-            f"({share / devices:.0f}%): the next kernel was launched after the device went idle{delay}",
+            f"({pct:.0f}%): the next kernel was launched after the device went idle{delay}",
             inference=f"kernels run {gpu_pct:.0f}% of the wall time: making them faster saves at most that; the "
             "host (Python, framework dispatch, launches, syncs) sets the pace",
             action="capture the steady loop in a CUDA/HIP graph (torch.cuda.graphs, torch.compile "
@@ -48,14 +49,14 @@ def host_experiment(ev: Evidence) -> tuple[Experiment, bool] | None:
             "--lever", "host_overhead"]  # fmt: skip
     experiment = Experiment(
         rank=0,
-        score=round(share / devices / 100, 4),
+        score=round(pct / 100, 4),
         lever="host_overhead",
         rule="host-wait",
         kernel=KernelRef(
             name=HOST,
             function=HOST,
             identity="the workload's host side: Python, framework dispatch, kernel launches, syncs",
-            share_pct=round(share / devices, 2),
+            share_pct=round(pct, 2),
             share_source="gap: host wait / wall time",
         ),
         files=[],
@@ -64,8 +65,8 @@ def host_experiment(ev: Evidence) -> tuple[Experiment, bool] | None:
         risk=Risk(level="medium", why="graphs need static shapes and addresses; removing a sync can change results"),
         expected=Effect(
             kernel_pct=None,
-            total_pct=round(share / devices, 2),
-            basis=f"saves at most the host wait: {share / devices:.0f}% of the wall time",
+            total_pct=round(pct, 2),
+            basis=f"saves at most the host wait: {pct:.0f}% of the wall time",
         ),
         contract=Contract(
             metric="step_ms",
