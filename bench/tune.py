@@ -273,13 +273,14 @@ def repeat(out: Path, runs: int = 20, single_json: Path | None = None, shapes: i
     return {"rows": rows}
 
 
-def static_split(shapes: list[dict[str, Any]], configs: list[dict[str, Any]], gpus: int) -> float:
-    """The vLLM way over ``gpus``: process i takes shapes[i::gpus], tunes them serially; wall time."""
+def static_split(shapes: list[dict[str, Any]], configs: list[dict[str, Any]], gpus: int, how: str = "_static") -> float:
+    """The vLLM way over ``gpus``: process i takes shapes[i::gpus], tunes them serially (``how``: the
+    vLLM-style script, or ``_kstatic``: a one-worker kscope sweep); wall time."""
     t0 = time.perf_counter()
     procs = []
     for i in range(gpus):
         env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(i)}
-        procs.append(subprocess.Popen([sys.executable, __file__, "_static", json.dumps(shapes[i::gpus])], env=env))
+        procs.append(subprocess.Popen([sys.executable, __file__, how, json.dumps(shapes[i::gpus])], env=env))
     for p in procs:
         assert p.wait() == 0
     return time.perf_counter() - t0
@@ -289,7 +290,11 @@ def static_split(shapes: list[dict[str, Any]], configs: list[dict[str, Any]], gp
 # here over a Llama-3-8B MLP up-projection (N=14336, K=4096); every M a multiple of 16, so one binary per config
 BATCH_M = (16, 32, 64, 128, 256, 512, 1024, 1536, 2048, 3072, 4096, 8192)
 BATCH_SHAPES = [{"M": m, "N": 14336, "K": 4096} for m in BATCH_M]
-METHODS = ("kscope_local", "kscope_ray", "static")
+# scaling --sweep mlp: the same batch sizes over both of the MLP's weight shapes (up/gate, then down): twice the
+# work, since a sweep's fixed cost (starting the workers) weighs less the longer the sweep
+MLP_SHAPES = BATCH_SHAPES + [{"M": m, "N": 4096, "K": 14336} for m in BATCH_M]
+SWEEPS = {"batch": BATCH_SHAPES, "mlp": MLP_SHAPES}
+METHODS = ("kscope_local", "kscope_ray", "static", "kscope_static")
 
 
 def scaling(
@@ -301,13 +306,15 @@ def scaling(
     counts: list[int] | None = None,
 ) -> dict[str, Any]:
     """kscope (local, Ray) and the static split on 1, 2 and ``gpus`` GPUs (or ``counts``); the JSON is
-    rewritten after every run, so a run cut short keeps what it measured."""
+    rewritten after every run, so a run cut short keeps what it measured. ``static`` is the vLLM-style script
+    split by shape; ``kscope_static`` is kscope's own sweep, one single-worker ``kscope tune`` per GPU over
+    shapes[i::N]: the same timing, only the hand-out differs (its one-GPU run is kscope_local's)."""
     import msgspec
 
     from kernelscope.analyses.tune import busy_share
 
     configs, base = _space()
-    shapes = base if sweep == "small" else BATCH_SHAPES
+    shapes = base if sweep == "small" else SWEEPS[sweep]
     result: dict[str, Any] = {"gpus": gpus, "configs": len(configs), "shapes": shapes, "stage1_ms": stage1_ms}
     result["precompile_s"] = precompile(configs)
     runs: dict[str, dict[int, float]] = {m: {} for m in methods}
@@ -316,8 +323,9 @@ def scaling(
     for n in counts or sorted({1, min(2, gpus), gpus}):
         for name in methods:
             t0 = time.perf_counter()
-            if name == "static":
-                runs["static"][n] = static_split(shapes, configs, n)
+            if name in ("static", "kscope_static"):
+                runs[name][n] = static_split(shapes, configs, n, "_static" if name == "static" else "_kstatic")
+                path.write_text(json.dumps(result, indent=1))
                 continue
             r = kscope_tune(
                 Path(tempfile.mkdtemp()) / "tune.sqlite",
@@ -338,6 +346,7 @@ def scaling(
                 "work_end_s": r.work_end_s,
             }
             result.setdefault("picks", {})[run] = [_key(b.config) for b in r.best]
+            result.setdefault("ties", {})[run] = [[_key(c) for c in b.tie] for b in r.best]  # a pick that differs
             path.write_text(json.dumps(result, indent=1))
         result["efficiency"] = {
             k: {m: v[1] / (m * t) for m, t in v.items() if m > 1} for k, v in runs.items() if 1 in v
@@ -414,16 +423,23 @@ def _static(shapes_json: str) -> None:
         vllm_style(shape, configs)
 
 
+def _kstatic(shapes_json: str) -> None:
+    store = Path(tempfile.mkdtemp()) / "tune.sqlite"
+    kscope_tune(store, json.loads(shapes_json), workers=1, stage1_ms=20.0, warmup_ms=10.0)
+
+
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "_static":
-        _static(sys.argv[2])
+    if len(sys.argv) > 1 and sys.argv[1] in ("_static", "_kstatic"):
+        {"_static": _static, "_kstatic": _kstatic}[sys.argv[1]](sys.argv[2])
         return
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("what", choices=["single", "repeat", "scaling", "faults", "overhead"])
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--gpus", type=int, default=2)
     p.add_argument("--methods", default=",".join(METHODS), help="scaling: which of " + ", ".join(METHODS))
-    p.add_argument("--sweep", choices=["small", "batch"], default="small", help="scaling: the space's 4 shapes or 12 M")
+    p.add_argument(
+        "--sweep", choices=["small", *SWEEPS], default="small", help="scaling: the 4 shapes, 12 M, or 12 M x 2 N"
+    )
     p.add_argument("--counts", help="scaling: GPU counts to run, e.g. 1,4 (default 1, 2, --gpus)")
     p.add_argument("--single", type=Path, help="repeat: the tune_single.json of an earlier run")
     p.add_argument("--shapes", type=int, help="repeat: only the first N shapes of that run")

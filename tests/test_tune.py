@@ -174,6 +174,35 @@ def test_every_fault_gets_its_status_and_the_sweep_finishes(tmp_path: Path) -> N
     assert best.speedup is not None and best.speedup > 1.5  # over the incumbent BLOCK=8, in the same rounds
 
 
+def test_a_worker_starts_work_without_waiting_for_a_slow_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """cpu1's start is held until cpu0 has recorded three results: cpu0 must be working before cpu1 is ready
+    (an executor that waits for every worker would hold cpu1 for the 30 s guard and cpu0 would run nothing
+    before it)."""
+    import threading
+
+    from kernelscope.tune import slot, sweep
+
+    three = threading.Event()
+    start, record = slot.Slot.start, sweep._Sweep._record
+
+    def held_start(self: slot.Slot) -> Any:
+        if self.name == "cpu1" and self.hello is None:
+            three.wait(timeout=30)
+        return start(self)
+
+    def counted(self: sweep._Sweep, o: Outcome) -> None:
+        record(self, o)
+        if self.done >= 3:
+            three.set()
+
+    monkeypatch.setattr(slot.Slot, "start", held_start)
+    monkeypatch.setattr(sweep._Sweep, "_record", counted)
+    r = _tune(tmp_path, _space(tmp_path, ["ok"], [4, 8, 16, 32, 64]))
+    use = {u.name: u for u in r.usage}
+    assert use["cpu0"].items >= 3 and use["cpu1"].ready_s < 30
+    assert len(r.workers) == 2 and sum(u.items for u in r.usage) == 5 + 1  # five candidates and one stage 2
+
+
 def test_store_resumes_and_a_new_config_costs_one_evaluation(tmp_path: Path) -> None:
     space = _space(tmp_path, ["ok", "wrong"], [4, 8, 64])
     first = _tune(tmp_path, space)
@@ -414,15 +443,19 @@ class _Recorder:
     the order in which the jobs reached the worker."""
 
     kind = "fake"
+    size = 1
 
     def __init__(self) -> None:
         self.seen: list[tuple[str, int]] = []
 
-    def start(self) -> list[Any]:
+    def start(self) -> Any:
         from kernelscope.tune.executors import WorkerInfo
         from kernelscope.tune.protocol import Hello
 
         self.info = WorkerInfo("w0", Hello(device="fake", device_uuid="", visible=0, environment={}))
+        return self.info
+
+    def workers(self) -> list[Any]:
         return [self.info]
 
     def map(self, items: list[Any], on_done: Any) -> None:

@@ -9,6 +9,7 @@ candidate's retry, a shape's stage 2); an item whose worker's host disappears is
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import json
 import os
 import shutil
@@ -52,11 +53,18 @@ OnDone = Callable[[Item, "Reply | Died", WorkerInfo], Sequence[Item]]
 
 
 class Executor(Protocol):
-    kind: str
+    """``start`` returns the first worker ready (its environment keys the store) while the others go on
+    starting; in ``map`` each worker takes work the moment it is ready, so no device waits for the slowest
+    start. ``size`` is how many workers there will be; ``workers`` those that started."""
 
-    def start(self) -> list[WorkerInfo]: ...
+    kind: str
+    size: int
+
+    def start(self) -> WorkerInfo: ...
 
     def map(self, items: Sequence[Item], on_done: OnDone) -> None: ...
+
+    def workers(self) -> list[WorkerInfo]: ...
 
     def close(self) -> None: ...
 
@@ -208,11 +216,11 @@ class _Queue:
             self.inflight -= 1
             self.cond.notify_all()
 
-    def fail(self, exc: BaseException) -> None:
+    def fail(self, exc: BaseException, taken: bool = True) -> None:
         with self.cond:
             if self.error is None:
                 self.error = exc
-            self.inflight -= 1
+            self.inflight -= taken
             self.cond.notify_all()
 
 
@@ -231,36 +239,40 @@ class LocalExecutor:
             self.slots = [
                 Slot(f"gpu{i}", _expecting(setup, d), pinned_env(base, d, devices.vendor)) for i, d in enumerate(ids)
             ]
+        self.size = len(self.slots)
         self.info: dict[str, WorkerInfo] = {}
-        self.lock = threading.Lock()
+        self.starting: dict[str, cf.Future[WorkerInfo]] = {}
 
-    def start(self) -> list[WorkerInfo]:
-        """Start every worker at once (imports and GPU contexts in parallel); the first failure is raised."""
-        errors: list[BaseException] = []
+    def _start(self, slot: Slot) -> WorkerInfo:
+        hello = slot.start()
+        info = self.info[slot.name] = WorkerInfo(slot.name, hello, ready_at=time.monotonic())
+        return info
 
-        def one(slot: Slot) -> None:
-            try:
-                hello = slot.start()
-            except BaseException as exc:  # re-raised below, in the caller's thread
-                errors.append(exc)
-                return
-            with self.lock:
-                self.info[slot.name] = WorkerInfo(slot.name, hello, ready_at=time.monotonic())
+    def start(self) -> WorkerInfo:
+        """Start every worker at once (imports and GPU contexts in parallel); the first ready one is returned,
+        the first failure raised."""
+        pool = cf.ThreadPoolExecutor(len(self.slots), thread_name_prefix="kscope-start")
+        self.starting = {s.name: pool.submit(self._start, s) for s in self.slots}
+        pool.shutdown(wait=False)
+        for fut in cf.as_completed(self.starting.values()):
+            if (exc := fut.exception()) is not None:
+                self.close()
+                raise exc
+            return fut.result()
+        raise AssertionError("no worker slots")  # LocalExecutor always has at least one slot
 
-        threads = [threading.Thread(target=one, args=(s,), daemon=True) for s in self.slots]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            self.close()
-            raise errors[0]
-        return [self.info[s.name] for s in self.slots]
+    def workers(self) -> list[WorkerInfo]:
+        return [self.info[s.name] for s in self.slots if s.name in self.info]
 
     def map(self, items: Sequence[Item], on_done: OnDone) -> None:
         queue = _Queue(items, len(self.slots))
 
         def loop(slot: Slot) -> None:
+            try:
+                self.starting[slot.name].result()  # this worker's own start; the others may still be starting
+            except BaseException as exc:  # a worker that cannot start: the sweep cannot promise its devices
+                queue.fail(exc, taken=False)
+                return
             while (item := queue.take(slot.name)) is not None:
                 t0 = time.monotonic()
                 restarts = slot.restarts
@@ -370,25 +382,34 @@ class RayExecutor:
             raise InputError("ray: the cluster has no GPU; pass --device cpu --workers N")
         actor = self.ray.remote(max_restarts=0)(_RayWorker)
         self.actors = {f"ray{i}": actor.options(**self.per).remote(encode(setup), f"ray{i}") for i in range(n)}
+        self.size = n
         self.info: dict[str, WorkerInfo] = {}
+        self.hellos: dict[Any, str] = {}  # workers still starting: their hello's ref -> name
 
-    def start(self) -> list[WorkerInfo]:
-        names = list(self.actors)
+    def start(self) -> WorkerInfo:
+        self.hellos = {self.actors[n].hello.remote(): n for n in self.actors}
+        (ref,), _ = self.ray.wait(list(self.hellos), num_returns=1)
+        return self._ready(ref)
+
+    def _ready(self, ref: Any) -> WorkerInfo:
+        """The worker whose hello ``ref`` is, now started (its start's failure raised as one error)."""
+        name = self.hellos.pop(ref)
         try:
-            replies = self.ray.get([self.actors[n].hello.remote() for n in names])
-        except self.ray.exceptions.RayTaskError as exc:
+            hello, host = self.ray.get(ref)
+        except self.ray.exceptions.RayError as exc:
             cause = exc.cause if isinstance(getattr(exc, "cause", None), KernelscopeError) else None
             raise cause or ToolFailedError(f"ray: a worker did not start ({type(exc).__name__})") from None
-        ready = time.monotonic()
-        for name, (hello, host) in zip(names, replies, strict=True):
-            self.info[name] = WorkerInfo(f"{name}@{host}", hello_decoder.decode(hello), ready_at=ready)
+        info = self.info[name] = WorkerInfo(f"{name}@{host}", hello_decoder.decode(hello), ready_at=time.monotonic())
+        return info
+
+    def workers(self) -> list[WorkerInfo]:
         return list(self.info.values())
 
     def map(self, items: Sequence[Item], on_done: OnDone) -> None:
         ray = self.ray
         queue = Backlog(items, len(self.actors))
         pending: dict[Any, tuple[str, Item]] = {}
-        idle = list(self.actors)
+        idle = [n for n in self.actors if n in self.info]
 
         def give() -> None:
             while idle and queue:
@@ -399,8 +420,18 @@ class RayExecutor:
                 item.seconds = time.monotonic()
 
         give()
-        while pending:
-            (ref,), _ = ray.wait(list(pending), num_returns=1)
+        while pending or (self.hellos and queue):
+            (ref,), _ = ray.wait([*pending, *self.hellos], num_returns=1)
+            if ref in self.hellos:  # another worker is ready: it starts work now
+                name = self.hellos[ref]
+                try:
+                    self._ready(ref)
+                    idle.append(name)
+                except ToolFailedError:  # its actor or node went away while it started: the others go on
+                    del self.actors[name]
+                    self._some_left(queue, pending)
+                give()
+                continue
             name, item = pending.pop(ref)
             item.seconds = time.monotonic() - item.seconds
             try:
@@ -413,9 +444,7 @@ class RayExecutor:
                     queue.add(on_done(item, Died("crash", f"its host was lost {item.lost} times"), self.info[name]))
                 else:
                     queue.requeue(item)
-                if not self.actors:
-                    left = len(queue) + len(pending)
-                    raise ToolFailedError(f"ray: every worker was lost; {left} items not run") from None
+                self._some_left(queue, pending)
                 give()
                 continue
             info = self.info[name]
@@ -428,6 +457,10 @@ class RayExecutor:
             queue.add(on_done(item, reply, info))
             idle.append(name)
             give()
+
+    def _some_left(self, queue: Backlog, pending: dict[Any, tuple[str, Item]]) -> None:
+        if not self.actors:
+            raise ToolFailedError(f"ray: every worker was lost; {len(queue) + len(pending)} items not run")
 
     def close(self) -> None:
         for a in self.actors.values():

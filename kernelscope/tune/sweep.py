@@ -206,14 +206,8 @@ class _Sweep:
                 todo.append(cand)
         ex = self.executor()
         try:
-            workers = ex.start()
-            self.usage = {w.name: WorkerUse(name=w.name, ready_s=self._since(w.ready_at)) for w in workers}
-            hello = workers[0].hello
+            hello = ex.start().hello  # the first worker ready; the others start work as they become ready
             self.env = env_key(hello.environment | {"device": hello.device})
-            if len({w.hello.device for w in workers}) > 1:
-                self.notes.append(
-                    "workers run on different device models: stage 1 times are not comparable across them"
-                )
             self.store.put_environment(self.env, hello.environment | {"device": hello.device})
             stored = self.store.get(self.source, self.env)
             fresh: list[Candidate] = []
@@ -239,12 +233,17 @@ class _Sweep:
                     timeout_s=opts.timeout_s,
                     affinity=key(c.config),
                 )
-                for c in stage1_order(fresh, len(workers))
+                for c in stage1_order(fresh, ex.size)
             ]
             ex.map(done + run, self.on_done)
+            workers = ex.workers()
         finally:
             ex.close()
             self.store.close()
+        if len({w.hello.device for w in workers}) > 1:
+            self.notes.append("workers run on different device models: stage 1 times are not comparable across them")
+        for w in workers:  # one that started but never got an item
+            self.usage.setdefault(w.name, WorkerUse(name=w.name, ready_s=self._since(w.ready_at)))
         order = {key(s): i for i, s in enumerate(self.shapes)}
         best = sorted(self.best.values(), key=lambda b: order.get(key(b.shape), 0))
         return TuneResult(
