@@ -320,4 +320,4 @@ def test_every_library_parameter_has_a_cli_option_with_the_same_default() -> Non
         flag = {"fmt": "--format"}.get(name, "--" + name.replace("_", "-"))
         assert flag in click_params[name].opts, (name, click_params[name].opts)
         checked += 1
-    assert checked == 7
+    assert checked == 8

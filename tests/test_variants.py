@@ -93,7 +93,7 @@ def test_the_autotune_case_splits_into_its_configs_and_the_workload_ran_two() ->
     """The issue's real case, recorded on the H100: 8 autotune configs x 2 shapes are 16 variants of one
     name; the run with the autotune results cached (no benchmarking) names the two the workload used."""
     data = Path(__file__).parent / "data" / "kineto"
-    tuning = api.gap_report([data / "h100_matmul_autotune.json.gz"], group_by="variant")
+    tuning = api.gap_report([data / "h100_matmul_autotune.json.gz"], group_by="variant", include_harness=True)
     cached = api.gap_report([data / "h100_matmul_autotune_cached.json.gz"], group_by="variant")
     variants = {k.variant: k.calls for k in tuning.kernels if k.name == "_matmul"}
     assert len(variants) == 8 * 2

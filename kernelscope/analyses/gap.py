@@ -12,19 +12,32 @@ Definitions (also in ``docs/gap.md``):
 - idle time: per device, its rank's wall minus its busy time, summed over devices;
 - std: the sample standard deviation (n-1), as rocprofv3's ``--stats`` computes it; 0 for one call.
 Memory operations are not kernels: they are counted only with ``include_memory``.
+
+Benchmark and tuning bursts (``analyses/harness.py``) are set aside unless ``include_harness``: their launches
+leave the rows and the busy time, and their spans leave the wall time, so the totals are the workload's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
+from kernelscope.analyses.harness import RULE, flush_bursts, flush_name_mask
 from kernelscope.analyses.idle import launch_times, split
 from kernelscope.identity import Identities
 from kernelscope.model import KernelStats, Profile
-from kernelscope.model.columns import NO_CORRELATION, LaunchColumns, OpColumns
-from kernelscope.model.gap import GapOptions, GapResult, GapTotals, IdleBreakdown, KernelRow, LaunchDelay
+from kernelscope.model.columns import NO_CORRELATION, NO_DEVICE, LaunchColumns, OpColumns
+from kernelscope.model.gap import (
+    GapOptions,
+    GapResult,
+    GapTotals,
+    HarnessBurst,
+    IdleBreakdown,
+    KernelRow,
+    LaunchDelay,
+)
 from kernelscope.model.source import SourceMatch
 
 _NS_PER_US = 1000.0
@@ -39,6 +52,23 @@ def busy_ns(starts: np.ndarray, ends: np.ndarray) -> int:
     reach = np.maximum.accumulate(e)
     gaps = np.maximum(s[1:] - reach[:-1], 0)
     return int(reach[-1] - s[0] - gaps.sum())
+
+
+Key = tuple[int | None, int]  # (rank, device)
+
+
+@dataclass
+class _Finished:
+    """The launches once the harness is set aside: per device (starts, ends, correlation ids, kept, counted)
+    in time order (``counted``: kept, or the first launch of a burst, whose preceding gap is the workload's),
+    the timed kernels' kept durations by row id, the bursts found and the spans cut out of each rank's wall."""
+
+    spans: dict[Key, tuple[np.ndarray, ...]]
+    timed: dict[int, list[np.ndarray]]
+    bursts: list[HarnessBurst]
+    cuts: dict[Key, list[tuple[int, int]]]
+    excluded_ns: int = 0
+    excluded: int = 0
 
 
 class _Group:
@@ -70,7 +100,10 @@ class GapAccumulator:
         self.options = options or GapOptions()
         self._ids: dict[tuple[int | None, str, bool], int] = {}
         self._groups: list[tuple[tuple[int | None, str], _Group]] = []
-        self._spans: dict[tuple[int | None, int], list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        # per (rank, device): (starts, ends, correlation ids, row ids, kernel name ids); memory ops: -1 ids
+        self._spans: dict[tuple[int | None, int], list[tuple[np.ndarray, ...]]] = {}
+        self._name_ids: dict[str, int] = {}  # kernel name -> id, for the harness rule (names, not row labels)
+        self._finished: _Finished | None = None
         self._api: dict[int | None, list[tuple[np.ndarray, np.ndarray]]] = {}  # rank -> (correlation, host ns)
         self._activity: dict[int | None, list[int]] = {}  # rank -> [first start, last end]
         self._memory_ns = 0
@@ -99,41 +132,52 @@ class GapAccumulator:
             self._groups.append((key, _Group(vendor)))
         return g
 
-    def _rows(self, ops: OpColumns, rank: int | None, vendor: str | None) -> None:
-        """Append each op's duration to its row; ``vendor`` None marks memory rows."""
+    def _rows(self, ops: OpColumns, rank: int | None, vendor: str | None) -> np.ndarray:
+        """Each op's row id; the durations of ops without a timeline go to their rows now (timed kernels'
+        go at ``result``, once the harness is set aside). ``vendor`` None marks memory rows."""
         row_rank = rank if self.options.per_rank else None
         if self.options.group_by != "name" and vendor is not None:
             self._identities.add(ops.names)  # one batched classification (and c++filt run) per batch
         # one lookup per distinct name, then a gather: no Python work per operation
         per_name = np.array([self._gid(row_rank, n, vendor) for n in ops.names], np.int64)
-        gids = per_name[ops.name_idx]
-        for g, seg in _split_by(gids, ops.duration_ns):
-            group = self._groups[g][1]
-            group.chunks.append(seg)
-            if rank is not None:
-                group.ranks.add(rank)
+        gids: np.ndarray = per_name[ops.name_idx]
+        if rank is not None:
+            for g in np.unique(gids).tolist():
+                self._groups[g][1].ranks.add(rank)
+        if vendor is None or ops.start_ns is None:
+            for g, seg in _split_by(gids, ops.duration_ns):
+                self._groups[g][1].chunks.append(seg)
+        return gids
 
-    def _intervals(self, ops: OpColumns, rank: int | None, busy: bool) -> None:
+    def _intervals(self, ops: OpColumns, rank: int | None, busy: bool, gids: np.ndarray | None = None) -> None:
+        """Each device's activity span and, when ``busy``, its intervals; ``gids`` (kernels only): their rows."""
         if ops.start_ns is None:  # serialized profilers: durations without a timeline
             self._untimed += len(ops)
             return
         s, e = ops.start_ns, ops.start_ns + ops.duration_ns
         corr = ops.correlation if ops.correlation is not None else np.full(len(ops), NO_CORRELATION, np.int64)
+        none = np.full(len(ops), -1, np.int64)
+        if gids is None:
+            gids, nids = none, none
+        else:
+            nids = np.array([self._name_ids.setdefault(n, len(self._name_ids)) for n in ops.names], np.int64)
+            nids = nids[ops.name_idx]
         for device, idx in _split_by(ops.device, np.arange(len(ops))):
             lo, hi = int(s[idx].min()), int(e[idx].max())
             act = self._activity.setdefault(rank, [lo, hi])
             act[0], act[1] = min(act[0], lo), max(act[1], hi)
             if busy:
-                self._spans.setdefault((rank, device), []).append((s[idx], e[idx], corr[idx]))
+                self._spans.setdefault((rank, device), []).append((s[idx], e[idx], corr[idx], gids[idx], nids[idx]))
 
     def add_columns(self, cols: LaunchColumns) -> None:
+        self._finished = None
         if cols.source is not None and cols.source not in self.sources:
             self.sources.append(cols.source)
         if cols.api_corr is not None and cols.api_ns is not None and cols.api_corr.size:
             self._api.setdefault(cols.rank, []).append((cols.api_corr, cols.api_ns))
         if len(cols.kernels):
-            self._rows(cols.kernels, cols.rank, cols.vendor)
-            self._intervals(cols.kernels, cols.rank, busy=True)
+            gids = self._rows(cols.kernels, cols.rank, cols.vendor)
+            self._intervals(cols.kernels, cols.rank, busy=True, gids=gids)
         mem = cols.memory
         if len(mem):
             self._memory_ns += int(mem.duration_ns.sum())
@@ -148,12 +192,60 @@ class GapAccumulator:
             self.add_columns(cols)
         self._stats_rows.extend(_row_from_stats(s) for s in profile.stats)
 
+    def _chunks(self, g: int) -> list[np.ndarray]:
+        return self._groups[g][1].chunks + self._finish().timed.get(g, [])
+
     def durations(self) -> dict[tuple[int | None, str], np.ndarray]:
         """Per-launch durations (ns) of every timed row, keyed like its ``KernelRow`` by (rank, name).
 
         For tests on the launches (``kscope diff``); rows from profiler-computed statistics have none.
         """
-        return {key: np.concatenate(g.chunks) for key, g in self._groups}
+        return {key: np.concatenate(c) for i, (key, _) in enumerate(self._groups) if (c := self._chunks(i))}
+
+    def _finish(self) -> _Finished:
+        """Set the harness aside, device by device (once; ``add`` starts over)."""
+        if self._finished is not None:
+            return self._finished
+        flush = flush_name_mask(list(self._name_ids))
+        names = list(self._name_ids)
+        done = _Finished(spans={}, timed={}, bursts=[], cuts={})
+        for dev, parts in self._spans.items():
+            start, end, corr, gid, nid = (np.concatenate(c) for c in zip(*parts, strict=True))
+            order = np.argsort(start, kind="stable")
+            start, end, corr, gid, nid = start[order], end[order], corr[order], gid[order], nid[order]
+            keep = np.ones(start.size, bool)
+            counted = np.ones(start.size, bool)
+            kern = np.flatnonzero(nid >= 0)
+            for b in flush_bursts(nid[kern], (end - start)[kern], flush):
+                idx = kern[b.first : b.last + 1]
+                lo, hi = int(start[idx[0]]), int(end[idx].max())
+                ns = int((end[idx] - start[idx]).sum())
+                done.bursts.append(
+                    HarnessBurst(
+                        rule=RULE,
+                        kernels=[names[i] for i in dict.fromkeys(b.call)],
+                        flush=names[b.flush],
+                        launches=int(idx.size),
+                        flushes=b.flushes,
+                        time_us=ns / _NS_PER_US,
+                        span_us=(hi - lo) / _NS_PER_US,
+                        start_us=lo / _NS_PER_US,
+                        rank=dev[0],
+                        device=None if dev[1] == NO_DEVICE else dev[1],
+                    )
+                )
+                if not self.options.include_harness:
+                    keep[idx] = False
+                    counted[idx[1:]] = False
+                    done.cuts.setdefault(dev, []).append((lo, hi))
+                    done.excluded_ns += ns
+                    done.excluded += int(idx.size)
+            done.spans[dev] = (start, end, corr, keep, counted)
+            timed = keep & (gid >= 0)
+            for g, seg in _split_by(gid[timed], (end - start)[timed]):
+                done.timed.setdefault(g, []).append(seg)
+        self._finished = done
+        return done
 
     def _identify(self, rows: list[KernelRow]) -> None:
         """Fill each row's kind, category, function and dtype (memory rows are already labeled)."""
@@ -169,19 +261,18 @@ class GapAccumulator:
             r.kind, r.category, r.function = ident.kind, ident.category, ident.function
             r.dtype = ident.dtype if by == "name" else None
 
-    def _idle_split(
-        self, spans: dict[tuple[int | None, int], tuple[np.ndarray, ...]], idle_us: float
-    ) -> tuple[IdleBreakdown, LaunchDelay] | None:
-        """The idle time by cause, where the trace links kernels to their launch calls (else None); ``spans``:
-        each device's (starts, ends, correlation ids)."""
+    def _idle_split(self, done: _Finished, idle_us: float) -> tuple[IdleBreakdown, LaunchDelay] | None:
+        """The idle time by cause, where the trace links kernels to their launch calls (else None). The gaps
+        inside a harness burst set aside are not counted; the gap before one is the workload's (the host was
+        busy tuning)."""
         host = kernel = 0
         delays: list[np.ndarray] = []
         api = {r: (np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts]))
                for r, parts in self._api.items()}  # fmt: skip
-        for (rank, _), (start, end, corr) in spans.items():
-            if rank not in api:
+        for dev, (start, end, corr, _, counted) in done.spans.items():
+            if dev[0] not in api:
                 continue
-            cut = split(start, end, launch_times(corr, *api[rank]))
+            cut = split(start, end, launch_times(corr, *api[dev[0]]), counted=counted)
             host, kernel = host + cut.host_wait_ns, kernel + cut.kernel_wait_ns
             delays.append(cut.delays_ns)
         linked = np.concatenate(delays) if delays else np.zeros(0, np.int64)
@@ -195,7 +286,9 @@ class GapAccumulator:
         return breakdown, LaunchDelay(median_us=float(p50), p95_us=float(p95), linked=int(linked.size))
 
     def result(self) -> GapResult:
-        rows = [_row(name, rank, g) for (rank, name), g in self._groups] + self._stats_rows
+        done = self._finish()
+        timed_rows = [(key, g, c) for i, (key, g) in enumerate(self._groups) if (c := self._chunks(i))]
+        rows = [_row(name, rank, g, c) for (rank, name), g, c in timed_rows] + self._stats_rows
         self._identify(rows)
         kernel_ns = sum(r.total_us for r in rows) * _NS_PER_US
         for r in rows:
@@ -214,14 +307,12 @@ class GapAccumulator:
         idle: float | None = None
         idle_split: tuple[IdleBreakdown, LaunchDelay] | None = None
         if timed:
-            # each device's (starts, ends, correlation ids), joined once for the busy time and the idle causes
-            spans = {d: tuple(np.concatenate(c) for c in zip(*parts, strict=True)) for d, parts in self._spans.items()}
-            busy_dev = {d: busy_ns(start, end) for d, (start, end, _) in spans.items()}
-            walls = {r: a[1] - a[0] for r, a in self._activity.items()}
+            busy_dev = {d: busy_ns(start[keep], end[keep]) for d, (start, end, _, keep, _) in done.spans.items()}
+            walls = {r: a[1] - a[0] - _covered(done, r) for r, a in self._activity.items()}
             busy = sum(busy_dev.values()) / _NS_PER_US
             wall = max(walls.values()) / _NS_PER_US
             idle = sum(walls.get(rank, 0) - b for (rank, _), b in busy_dev.items()) / _NS_PER_US
-            idle_split = self._idle_split(spans, idle)
+            idle_split = self._idle_split(done, idle)
         elif self._untimed or self._stats_rows:
             busy = kernel_ns / _NS_PER_US if self._untimed else None
         if self._stats_rows:
@@ -240,16 +331,28 @@ class GapAccumulator:
                 ranks=len({r for r in self._activity if r is not None}) or (1 if self._activity else 0),
                 idle_breakdown=idle_split[0] if idle_split else None,
                 launch_delay_us=idle_split[1] if idle_split else None,
+                excluded_harness_us=done.excluded_ns / _NS_PER_US,
+                excluded_harness_launches=done.excluded,
             ),
             kernels=rows,
             options=self.options,
             sources=list(self.sources),
             warnings=warnings,
+            harness=done.bursts,
         )
 
 
-def _row(name: str, rank: int | None, g: _Group) -> KernelRow:
-    d = np.concatenate(g.chunks)
+def _covered(done: _Finished, rank: int | None) -> int:
+    """ns of the rank's wall time inside harness bursts set aside (the union over its devices)."""
+    spans = [c for (r, _), cs in done.cuts.items() if r == rank for c in cs]
+    if not spans:
+        return 0
+    lo, hi = (np.array(v, np.int64) for v in zip(*spans, strict=True))
+    return busy_ns(lo, hi)
+
+
+def _row(name: str, rank: int | None, g: _Group, chunks: list[np.ndarray]) -> KernelRow:
+    d = np.concatenate(chunks)
     n = int(d.size)
     return KernelRow(
         name=name,

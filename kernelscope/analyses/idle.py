@@ -32,19 +32,28 @@ class IdleSplit:
     delays_ns: np.ndarray  # GPU start - host launch, per linked kernel
 
 
-def split(start: np.ndarray, end: np.ndarray, launch: np.ndarray, kernel_wait_ns: int = KERNEL_WAIT_NS) -> IdleSplit:
+def split(
+    start: np.ndarray,
+    end: np.ndarray,
+    launch: np.ndarray,
+    kernel_wait_ns: int = KERNEL_WAIT_NS,
+    counted: np.ndarray | None = None,
+) -> IdleSplit:
     """The idle gaps between one device's kernels (``start``/``end`` ns; ``launch``: the host start of each
-    one's API call, ``UNKNOWN`` where not linked), by cause."""
+    one's API call, ``UNKNOWN`` where not linked), by cause. ``counted``: the kernels whose preceding gap and
+    launch delay count (default all); the others (inside a harness burst set aside) keep the device busy
+    but their gaps are not the workload's."""
     order = np.argsort(start, kind="stable")
     s, e, launched = start[order], end[order], launch[order]
+    mine = np.ones(s.size, bool) if counted is None else counted[order]
     reach = np.maximum.accumulate(e)  # the device is busy until here, whatever ran before
     gap_start = reach[:-1]
     gap = s[1:] - gap_start
-    waits = gap > 0
+    waits = (gap > 0) & mine[1:]
     nxt = launched[1:]
     host = waits & (nxt != UNKNOWN) & (nxt > gap_start)
     kernel = waits & ~host & (nxt != UNKNOWN) & (gap < kernel_wait_ns)
-    linked = launched != UNKNOWN
+    linked = (launched != UNKNOWN) & mine
     return IdleSplit(
         host_wait_ns=int(gap[host].sum()),
         kernel_wait_ns=int(gap[kernel].sum()),

@@ -70,6 +70,7 @@ def gap_report(
     group_by: GroupBy = "name",
     per_rank: bool = False,
     include_memory: bool = False,
+    include_harness: bool = False,
     find_sources: bool = False,
     repo: Sequence[str | Path] | None = None,
     index_db: Path | None = None,
@@ -81,13 +82,17 @@ def gap_report(
     bounded by the reader's batch, no record per launch); with them the profile is materialized as
     records, since selecting steps needs the annotations and the launch correlations of the whole file.
     A handle (``kernelscope.open``) whose columns are already decoded (``ops``) is aggregated from them.
+    Benchmark and tuning bursts (``analyses/harness.py``) are set aside and listed unless ``include_harness``.
     """
     if not paths:
         raise InputError("no input files given")
     if find_sources and group_by not in ("name", "function", "variant"):
         raise InputError("--find-sources needs --group-by name, function or variant (rows must be kernels)")
     with numbers.tally_dropped() as dropped:
-        result = _gap(paths, fmt, window, phase_by, group_by, per_rank, include_memory, progress)
+        options = GapOptions(
+            include_memory=include_memory, group_by=group_by, per_rank=per_rank, include_harness=include_harness
+        )
+        result = _gap(paths, fmt, window, phase_by, options, progress)
     result.totals.dropped_records = dropped[0]
     if find_sources:
         names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
@@ -101,15 +106,13 @@ def _gap(
     fmt: str | None,
     window: str | None,
     phase_by: str | None,
-    group_by: GroupBy,
-    per_rank: bool,
-    include_memory: bool,
+    options: GapOptions,
     progress: Progress | None,
 ) -> GapResult:
     inputs = open_all(paths, fmt=fmt)
     for h in inputs:  # sniffed (once) before reading anything: a bad path fails with no partial work shown
         _ = h.format
-    options = GapOptions(include_memory=include_memory, group_by=group_by, per_rank=per_rank)
+    group_by = options.group_by
     if window is None and phase_by is None and group_by != "variant":
         acc = GapAccumulator(options)
         _feed(acc, inputs, progress)
@@ -138,6 +141,7 @@ def diff(
     fmt: str | None = None,
     window: str | None = None,
     group_by: GroupBy = "name",
+    include_harness: bool = False,
     alpha: float = ALPHA,
     min_launches: int = MIN_SAMPLES,
     resamples: int = RESAMPLES,
@@ -159,7 +163,7 @@ def diff(
     win = Window.parse(window) if window is not None else None
     accs = []
     for inputs in sides:
-        acc = GapAccumulator(GapOptions(group_by=group_by))
+        acc = GapAccumulator(GapOptions(group_by=group_by, include_harness=include_harness))
         if win is None:
             _feed(acc, inputs, progress)
         else:

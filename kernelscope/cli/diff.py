@@ -27,6 +27,9 @@ def diff(
         Optional[str], typer.Option(help="N = last N ProfilerStep#s; START_US:END_US = time range (both sides).")
     ] = None,
     group_by: Annotated[str, typer.Option(help="name (exact), function (short base name), category or kind.")] = "name",
+    include_harness: Annotated[
+        bool, typer.Option(help="Keep benchmark/tuning bursts (autotuner timing loops) on both sides.")
+    ] = False,
     alpha: Annotated[float, typer.Option(help="Significance level; the CI level is 1 - alpha.")] = ALPHA,
     min_launches: Annotated[int, typer.Option(help="Fewer launches on a side: significance n/a.")] = MIN_SAMPLES,
     resamples: Annotated[int, typer.Option(help="Bootstrap resamples for the median-ratio CI.")] = RESAMPLES,
@@ -55,6 +58,7 @@ def diff(
         fmt=fmt,
         window=window,
         group_by=cast(GroupBy, group_by),
+        include_harness=include_harness,
         alpha=alpha,
         min_launches=min_launches,
         resamples=resamples,

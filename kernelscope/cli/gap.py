@@ -30,6 +30,9 @@ def gap(
     ] = "name",
     per_rank: Annotated[bool, typer.Option(help="One row per (rank, kernel).")] = False,
     include_memory: Annotated[bool, typer.Option(help="Count memcpy/memset as rows and busy time.")] = False,
+    include_harness: Annotated[
+        bool, typer.Option(help="Keep benchmark/tuning bursts (autotuner timing loops) in the rows and totals.")
+    ] = False,
     find_sources: Annotated[
         bool, typer.Option(help="Add each kernel's source file, upstream URL and test command (kscope find).")
     ] = False,
@@ -59,6 +62,7 @@ def gap(
             group_by=cast(GroupBy, group_by),
             per_rank=per_rank,
             include_memory=include_memory,
+            include_harness=include_harness,
             find_sources=find_sources,
             repo=repo,
             index_db=index_db,

@@ -15,6 +15,7 @@ class GapOptions(msgspec.Struct, frozen=True, kw_only=True):
     include_memory: bool = False
     group_by: GroupBy = "name"
     per_rank: bool = False  # one row per (rank, kernel) instead of merging ranks
+    include_harness: bool = False  # keep benchmark/tuning bursts in the rows and totals
 
 
 class Variant(msgspec.Struct, kw_only=True, frozen=True):
@@ -83,6 +84,22 @@ class LaunchDelay(msgspec.Struct, kw_only=True):
     linked: int  # launches whose API call the trace links (of ``launches``)
 
 
+class HarnessBurst(msgspec.Struct, kw_only=True):
+    """A stretch of benchmarking or tuning found in the trace (``analyses/harness.py``), set aside from the
+    workload's numbers unless ``--include-harness``."""
+
+    rule: str  # which rule matched: "flush-alternation"
+    kernels: list[str]  # the timed call's kernels
+    flush: str  # the kernel that cleared the cache before each timed call
+    launches: int  # of the burst, flushes included
+    flushes: int
+    time_us: float  # kernel time of those launches
+    span_us: float  # its first launch's start to its last launch's end
+    start_us: float  # on the trace's clock
+    rank: int | None = None
+    device: int | None = None
+
+
 class GapTotals(msgspec.Struct, kw_only=True):
     kernel_time_us: float
     busy_time_us: float | None
@@ -97,6 +114,8 @@ class GapTotals(msgspec.Struct, kw_only=True):
     dropped_records: int = 0  # records the readers dropped for impossible times (each input said so in a warning)
     idle_breakdown: IdleBreakdown | None = None  # only where kernels are linked to their launch calls
     launch_delay_us: LaunchDelay | None = None
+    excluded_harness_us: float = 0.0  # kernel time of the launches set aside as harness (``GapResult.harness``)
+    excluded_harness_launches: int = 0
 
 
 class GapResult(msgspec.Struct, Tabular, kw_only=True):
@@ -108,6 +127,7 @@ class GapResult(msgspec.Struct, Tabular, kw_only=True):
     phase: str | None = None
     phases: list[GapResult] = msgspec.field(default_factory=list)  # one result per phase with --phase-by
     warnings: list[str] = msgspec.field(default_factory=list)
+    harness: list[HarnessBurst] = msgspec.field(default_factory=list)  # found; set aside unless include_harness
     schema: str = "kernelscope.gap.v1"
 
     def _rows(self) -> list[dict[str, Any]]:

@@ -7,6 +7,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from kernelscope.errors import one_line
 from kernelscope.model.gap import GapResult, GapTotals, KernelRow
 from kernelscope.presenters.base import (
     Column,
@@ -60,6 +61,24 @@ def _idle_causes(t: GapTotals) -> str:
     )
 
 
+def _cut(name: str, width: int = 60) -> str:
+    return one_line(name if len(name) <= width else name[: width - 1] + "…")
+
+
+def harness_line(r: GapResult) -> str | None:
+    """What benchmark/tuning activity was found and whether it was set aside (one line, names escaped)."""
+    if not r.harness:
+        return None
+    kernels = ", ".join(dict.fromkeys(_cut(k) for b in r.harness for k in b.kernels))
+    flushes = ", ".join(dict.fromkeys(_cut(b.flush) for b in r.harness))
+    rules = ", ".join(dict.fromkeys(b.rule for b in r.harness))
+    what = f"{len(r.harness)} burst(s) of {kernels} timed after an L2 flush ({flushes}; rule {rules})"
+    t = r.totals
+    if r.options.include_harness:
+        return f"{what}; kept (--include-harness)"
+    return f"{t.excluded_harness_launches:,} launches, {_us(t.excluded_harness_us)} set aside: {what}"
+
+
 def tables(result: GapResult) -> list[Table]:
     parts = result.phases or [result]
     out = []
@@ -77,6 +96,8 @@ def tables(result: GapResult) -> list[Table]:
                 f"{t.memory_ops:,} ({_us(t.memory_time_us)}, {'included' if r.options.include_memory else 'excluded'})",
             ),
         ]
+        if (line := harness_line(r)) is not None:
+            summary.append(("harness", line))
         if result.window:
             summary.append(("window", result.window))
         rows = [{**_row_dict(k), "phase": r.phase} for k in r.kernels]

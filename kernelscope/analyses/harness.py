@@ -1,0 +1,114 @@
+"""Benchmark and tuning activity in a trace: launches that time kernels rather than run the workload.
+
+Triton's ``do_bench`` (under ``@triton.autotune`` and ``triton.testing``), TunableOp and most hand-written
+harnesses clear the L2 cache before every timed call by writing a buffer larger than it, so on the device
+the harness reads: a fill of that buffer, the timed call (one to ``MAX_CALL`` kernels), the same fill, the
+same call, many times over. ``do_bench`` also runs the call without the fill (its first call and its warm-up
+loop) between such runs. The rule here, over one device's launches in time order:
+
+- a **flush** is a launch of a fill/zero/memset kernel taking at least ``MIN_FLUSH_NS`` (an L2-sized buffer:
+  tens of MB at a few TB/s; a workload's own small zeroing takes a few µs);
+- flush, call, flush, call... with the same flush kernel and the same call (the same kernel names) forms a
+  run; runs of one call separated only by launches of that call merge into one burst, and the one launch
+  of that call right before a burst (``do_bench``'s first, untimed call) joins it;
+- a burst with at least ``MIN_FLUSHES`` flushes is harness. The call right after a burst is not: it is the
+  workload's own (the autotuner runs the winner once its benchmarks end).
+
+Only names and durations are used, so the rule works on any profiler's trace (Kineto, rocprofv3, nsys).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+FLUSH_NAME = re.compile(r"fill|zero|memset", re.IGNORECASE)
+MIN_FLUSH_NS = 5_000  # a 40 MB write at 8 TB/s; Triton's 256 MB flush takes ~80 µs on an H100
+MAX_CALL = 3  # kernels one timed call may launch
+MIN_FLUSHES = 5  # do_bench's own first estimate is 5 flushed calls
+RULE = "flush-alternation"
+
+
+@dataclass(frozen=True)
+class Burst:
+    """One stretch of benchmarking on one device: ``first``..``last`` index the time-ordered launches."""
+
+    first: int
+    last: int
+    call: tuple[int, ...]  # name ids of the timed call's kernels (its first run's)
+    flush: int  # name id of the flush kernel
+    flushes: int
+
+    @property
+    def kernels(self) -> frozenset[int]:
+        return frozenset(self.call)
+
+
+def flush_bursts(name_id: np.ndarray, duration_ns: np.ndarray, flush_names: np.ndarray) -> list[Burst]:
+    """The harness bursts among one device's launches, sorted by start: ``name_id`` per launch, its
+    duration, and ``flush_names[name_id]``: whether that name is a fill/zero/memset kernel."""
+    pos = np.flatnonzero(flush_names[name_id] & (duration_ns >= MIN_FLUSH_NS))
+    if pos.size < 2:
+        return []
+    # segment j: the launches strictly between flushes pos[j] and pos[j+1]
+    length = np.diff(pos) - 1
+    ok = (length >= 1) & (length <= MAX_CALL) & (name_id[pos[1:]] == name_id[pos[:-1]])
+    calls: list[tuple[int, ...] | None] = [
+        tuple(int(v) for v in name_id[p + 1 : p + 1 + ln]) if good else None
+        for p, ln, good in zip(pos[:-1].tolist(), length.tolist(), ok.tolist(), strict=True)
+    ]
+    runs: list[Burst] = []
+    j = 0
+    while j < len(calls):
+        call = calls[j]
+        if call is None:
+            j += 1
+            continue
+        k = j
+        while k + 1 < len(calls) and calls[k + 1] == call:
+            k += 1
+        first, last = int(pos[j]), int(pos[k + 1])
+        tail = last + 1 + len(call)  # the last flush's own call
+        if tail <= name_id.size and tuple(int(v) for v in name_id[last + 1 : tail]) == call:
+            last = tail - 1
+        runs.append(Burst(first, last, call, int(name_id[pos[j]]), k - j + 2))
+        j = k + 1
+    return _first_calls([b for b in _merge(runs, name_id) if b.flushes >= MIN_FLUSHES], name_id)
+
+
+def _merge(runs: list[Burst], name_id: np.ndarray) -> list[Burst]:
+    """Join runs of one flush and the same kernels that touch, or are separated only by those kernels'
+    launches (``do_bench``'s unflushed first call and warm-up loop)."""
+    merged: list[Burst] = []
+    for b in runs:
+        prev = merged[-1] if merged else None
+        if prev is not None and prev.flush == b.flush and prev.kernels == b.kernels:
+            between = name_id[prev.last + 1 : b.first]
+            if bool(np.isin(between, list(b.kernels)).all()):
+                shared = max(0, prev.last - b.first + 1) and 1  # the flush two runs share counts once
+                flushes = prev.flushes + b.flushes - shared
+                merged[-1] = Burst(prev.first, max(prev.last, b.last), prev.call, b.flush, flushes)
+                continue
+        merged.append(b)
+    return merged
+
+
+def _first_calls(bursts: list[Burst], name_id: np.ndarray) -> list[Burst]:
+    """Each burst with the one call just before it (``do_bench``'s first, untimed call), unless that launch
+    belongs to the burst before."""
+    out = []
+    floor = -1
+    for b in bursts:
+        first = b.first
+        before = first - len(b.call)
+        if before > floor and tuple(int(v) for v in name_id[before:first]) == b.call:
+            first = before
+        out.append(Burst(first, b.last, b.call, b.flush, b.flushes))
+        floor = b.last
+    return out
+
+
+def flush_name_mask(names: list[str]) -> np.ndarray:
+    return np.array([bool(FLUSH_NAME.search(n)) for n in names], bool)

@@ -1,0 +1,126 @@
+"""Benchmark and tuning activity set aside (issue 15 item 2): ``analyses/harness.py`` and the gap totals.
+
+Ground truth: the Triton matmul tutorial recorded twice on an H100 (tests/data/kineto/README.md): once while
+``@triton.autotune`` benchmarked its 8 configs at 2 shapes, once with the autotune results already cached, so
+the second trace holds only the workload. The first trace, with the harness set aside, must give the second's
+table; the raw files are counted with the standard library.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kernelscope import api
+from kernelscope.analyses import harness
+from kernelscope.analyses.harness import MIN_FLUSH_NS, flush_bursts, flush_name_mask
+
+KINETO = Path(__file__).parent / "data" / "kineto"
+TUNED = KINETO / "h100_matmul_autotune.json.gz"
+CACHED = KINETO / "h100_matmul_autotune_cached.json.gz"
+
+
+def _raw_counts(path: Path) -> Counter[str]:
+    doc = json.loads(gzip.decompress(path.read_bytes()))
+    return Counter(e["name"] for e in doc["traceEvents"] if e.get("cat") == "kernel")
+
+
+def test_the_autotune_trace_less_its_harness_is_the_cached_run() -> None:
+    tuned, cached = api.gap_report([TUNED]), api.gap_report([CACHED])
+    assert cached.harness == [] and cached.totals.excluded_harness_launches == 0
+    got = {k.name: k for k in tuned.kernels}
+    want = {k.name: k for k in cached.kernels}
+    assert got.keys() == want.keys()
+    for name, w in want.items():
+        assert got[name].calls == w.calls, name  # 42 matmuls, 4 random fills, 2 zero-fills of outputs
+    mm = "_matmul"
+    assert got[mm].total_us == pytest.approx(want[mm].total_us, rel=0.01)
+    assert got[mm].median_us == pytest.approx(want[mm].median_us, rel=0.02)
+    raw = _raw_counts(TUNED)
+    flush = next(n for n in raw if "FillFunctor<int>" in n)  # Triton's do_bench clears L2 with an int buffer
+    assert tuned.totals.excluded_harness_launches == raw[flush] + raw[mm] - want[mm].calls
+    assert len(tuned.harness) == 2  # one autotune per shape
+    assert {b.flush for b in tuned.harness} == {flush} and all(b.kernels == [mm] for b in tuned.harness)
+    assert sum(b.launches for b in tuned.harness) == tuned.totals.excluded_harness_launches
+    assert tuned.totals.launches + tuned.totals.excluded_harness_launches == sum(raw.values())
+
+
+def test_include_harness_keeps_every_launch_and_still_names_the_bursts() -> None:
+    kept = api.gap_report([TUNED], include_harness=True)
+    raw = _raw_counts(TUNED)
+    assert {k.name: k.calls for k in kept.kernels} == dict(raw)
+    assert len(kept.harness) == 2 and kept.totals.excluded_harness_launches == 0
+
+
+def test_variant_rows_of_the_workload_match_the_cached_run() -> None:
+    """The records path (--group-by variant) sets the same launches aside: the two configs the workload used,
+    21 calls each, as in the cached run."""
+    tuned = api.gap_report([TUNED], group_by="variant")
+    cached = api.gap_report([CACHED], group_by="variant")
+
+    def rows(r: object) -> list[tuple[object, int]]:
+        return sorted(((str(k.variant), k.calls) for k in r.kernels if k.name == "_matmul"))  # type: ignore[attr-defined]
+
+    assert rows(tuned) == rows(cached) and [c for _, c in rows(cached)] == [21, 21]
+
+
+def test_idle_inside_a_burst_is_not_the_workloads() -> None:
+    tuned, full = api.gap_report([TUNED]), api.gap_report([TUNED], include_harness=True)
+    t, f = tuned.totals, full.totals
+    assert t.wall_time_us is not None and f.wall_time_us is not None and t.idle_time_us is not None
+    cut = sum(b.span_us for b in tuned.harness)
+    assert t.wall_time_us == pytest.approx(f.wall_time_us - cut, rel=1e-6)
+    assert t.busy_time_us is not None and t.busy_time_us == pytest.approx(t.kernel_time_us)
+    assert t.idle_time_us == pytest.approx(t.wall_time_us - t.busy_time_us)
+    b = t.idle_breakdown
+    assert b is not None and b.host_wait_us + b.kernel_wait_us <= t.idle_time_us + 1e-6
+
+
+# --- the rule on launch sequences built as Triton's do_bench issues them --------------------------------
+
+
+def _seq(tokens: str, flush_ns: int = 80_000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """F = flush, K/A/B/C = kernels; durations: flushes ``flush_ns``, kernels 40 µs."""
+    names = ["fill_kernel<int>", "K", "A", "B", "C"]
+    ids = np.array(["FKABC".index(t) for t in tokens], np.int64)
+    dur = np.where(ids == 0, flush_ns, 40_000)
+    return ids, dur, flush_name_mask(names)
+
+
+def _marked(tokens: str, **kw: int) -> str:
+    ids, dur, flush = _seq(tokens, **kw)
+    out = list("." * len(tokens))
+    for b in flush_bursts(ids, dur, flush):
+        out[b.first : b.last + 1] = "h" * (b.last - b.first + 1)
+    return "".join(out)
+
+
+def test_do_benchs_sequence_is_harness_and_the_call_after_it_is_not() -> None:
+    # do_bench per config: one call, 5 flushed calls (its estimate), a warm-up loop, then flushed repeats
+    one_config = "K" + "FK" * 5 + "KKK" + "FK" * 12
+    tokens = "AB" + one_config + one_config + "KKK" + "A"
+    marked = _marked(tokens)
+    assert marked == ".." + "h" * (2 * len(one_config)) + "...."
+
+
+def test_small_zero_fills_and_long_calls_are_not_harness() -> None:
+    assert set(_marked("FK" * 20, flush_ns=MIN_FLUSH_NS - 1)) == {"."}  # a workload's own small zeroing
+    assert set(_marked("FKABC" * 20)) == {"."}  # four kernels between flushes: a model's layer, not a call
+    assert set(_marked("FK" * (harness.MIN_FLUSHES - 1) + "A")) == {"."}  # too few repeats
+    assert set(_marked("FKFAFKFA" * 5)) == {"."}  # the call changes every time
+
+
+def test_gap_json_and_table_name_what_was_set_aside(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "kernelscope", "gap", str(TUNED)]
+    doc = json.loads(subprocess.run([*argv, "--json"], capture_output=True, text=True, check=True).stdout)
+    assert doc["totals"]["excluded_harness_launches"] > 0 and doc["totals"]["excluded_harness_us"] > 0
+    assert doc["harness"][0]["rule"] == "flush-alternation" and doc["harness"][0]["kernels"] == ["_matmul"]
+    human = subprocess.run([*argv, "--top", "3"], capture_output=True, text=True, check=True).stdout
+    assert "set aside" in " ".join(human.split()) and "_matmul" in human
