@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernelscope.analyses.harness import RULE, flush_bursts, flush_name_mask
+from kernelscope.analyses.harness import RULE, find, flush_name_mask
 from kernelscope.analyses.idle import launch_times, split
 from kernelscope.identity import Identities
 from kernelscope.model import KernelStats, Profile
@@ -60,10 +60,11 @@ Key = tuple[int | None, int]  # (rank, device)
 @dataclass
 class _Finished:
     """The launches once the harness is set aside: per device (starts, ends, correlation ids, kept, counted)
-    in time order (``counted``: kept, or the first launch of a burst, whose preceding gap is the workload's),
+    (``counted``: kept, or the first launch of a burst, whose preceding gap is the workload's; both None
+    when nothing was set aside),
     the timed kernels' kept durations by row id, the bursts found and the spans cut out of each rank's wall."""
 
-    spans: dict[Key, tuple[np.ndarray, ...]]
+    spans: dict[Key, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]]
     timed: dict[int, list[np.ndarray]]
     bursts: list[HarnessBurst]
     cuts: dict[Key, list[tuple[int, int]]]
@@ -156,12 +157,13 @@ class GapAccumulator:
             return
         s, e = ops.start_ns, ops.start_ns + ops.duration_ns
         corr = ops.correlation if ops.correlation is not None else np.full(len(ops), NO_CORRELATION, np.int64)
-        none = np.full(len(ops), -1, np.int64)
+        none = np.full(len(ops), -1, np.int32)
         if gids is None:
             gids, nids = none, none
         else:
-            nids = np.array([self._name_ids.setdefault(n, len(self._name_ids)) for n in ops.names], np.int64)
+            nids = np.array([self._name_ids.setdefault(n, len(self._name_ids)) for n in ops.names], np.int32)
             nids = nids[ops.name_idx]
+            gids = gids.astype(np.int32)  # row and name ids: a few thousand at most
         for device, idx in _split_by(ops.device, np.arange(len(ops))):
             lo, hi = int(s[idx].min()), int(e[idx].max())
             act = self._activity.setdefault(rank, [lo, hi])
@@ -206,20 +208,18 @@ class GapAccumulator:
         """Set the harness aside, device by device (once; ``add`` starts over)."""
         if self._finished is not None:
             return self._finished
-        flush = flush_name_mask(list(self._name_ids))
         names = list(self._name_ids)
+        flush = flush_name_mask(names)
         done = _Finished(spans={}, timed={}, bursts=[], cuts={})
         for dev, parts in self._spans.items():
-            start, end, corr, gid, nid = (np.concatenate(c) for c in zip(*parts, strict=True))
-            order = np.argsort(start, kind="stable")
-            start, end, corr, gid, nid = start[order], end[order], corr[order], gid[order], nid[order]
-            keep = np.ones(start.size, bool)
-            counted = np.ones(start.size, bool)
-            kern = np.flatnonzero(nid >= 0)
-            for b in flush_bursts(nid[kern], (end - start)[kern], flush):
-                idx = kern[b.first : b.last + 1]
-                lo, hi = int(start[idx[0]]), int(end[idx].max())
-                ns = int((end[idx] - start[idx]).sum())
+            cols = tuple(np.concatenate(c) for c in zip(*parts, strict=True))
+            self._spans[dev] = [cols]  # joined once: the batches' arrays are freed
+            start, end, corr, gid, nid = cols
+            dur = end - start
+            keep: np.ndarray | None = None  # None: every launch is the workload's
+            counted: np.ndarray | None = None
+            for b, idx in find(start, dur, nid, flush):
+                lo, hi, ns = int(start[idx[0]]), int(end[idx].max()), int(dur[idx].sum())
                 done.bursts.append(
                     HarnessBurst(
                         rule=RULE,
@@ -234,15 +234,18 @@ class GapAccumulator:
                         device=None if dev[1] == NO_DEVICE else dev[1],
                     )
                 )
-                if not self.options.include_harness:
-                    keep[idx] = False
-                    counted[idx[1:]] = False
-                    done.cuts.setdefault(dev, []).append((lo, hi))
-                    done.excluded_ns += ns
-                    done.excluded += int(idx.size)
+                if self.options.include_harness:
+                    continue
+                if keep is None or counted is None:
+                    keep, counted = np.ones(start.size, bool), np.ones(start.size, bool)
+                keep[idx] = False
+                counted[idx[1:]] = False  # the gap before a burst is the workload's, those inside are not
+                done.cuts.setdefault(dev, []).append((lo, hi))
+                done.excluded_ns += ns
+                done.excluded += int(idx.size)
             done.spans[dev] = (start, end, corr, keep, counted)
-            timed = keep & (gid >= 0)
-            for g, seg in _split_by(gid[timed], (end - start)[timed]):
+            timed = gid >= 0 if keep is None else keep & (gid >= 0)
+            for g, seg in _split_by(gid[timed], dur[timed]):
                 done.timed.setdefault(g, []).append(seg)
         self._finished = done
         return done
@@ -307,7 +310,10 @@ class GapAccumulator:
         idle: float | None = None
         idle_split: tuple[IdleBreakdown, LaunchDelay] | None = None
         if timed:
-            busy_dev = {d: busy_ns(start[keep], end[keep]) for d, (start, end, _, keep, _) in done.spans.items()}
+            busy_dev = {
+                d: busy_ns(start, end) if keep is None else busy_ns(start[keep], end[keep])
+                for d, (start, end, _, keep, _) in done.spans.items()
+            }
             walls = {r: a[1] - a[0] - _covered(done, r) for r, a in self._activity.items()}
             busy = sum(busy_dev.values()) / _NS_PER_US
             wall = max(walls.values()) / _NS_PER_US

@@ -110,5 +110,20 @@ def _first_calls(bursts: list[Burst], name_id: np.ndarray) -> list[Burst]:
     return out
 
 
+def find(
+    start: np.ndarray, duration_ns: np.ndarray, name_id: np.ndarray, flush_names: np.ndarray
+) -> list[tuple[Burst, np.ndarray]]:
+    """The bursts among one device's operations in any order (``name_id`` < 0: not a kernel), each with the
+    indices of its launches into the inputs. Sorts only when enough flush-like launches exist to form one."""
+    kern = name_id >= 0
+    cand = np.zeros(name_id.size, bool)
+    cand[kern] = flush_names[name_id[kern]] & (duration_ns[kern] >= MIN_FLUSH_NS)
+    if int(cand.sum()) < MIN_FLUSHES:
+        return []
+    idx = np.flatnonzero(kern)
+    idx = idx[np.argsort(start[idx], kind="stable")]
+    return [(b, idx[b.first : b.last + 1]) for b in flush_bursts(name_id[idx], duration_ns[idx], flush_names)]
+
+
 def flush_name_mask(names: list[str]) -> np.ndarray:
     return np.array([bool(FLUSH_NAME.search(n)) for n in names], bool)
