@@ -195,6 +195,35 @@ def test_autotuner_timing_launches_are_marked_and_real_ones_carry_the_chosen_con
     assert adds[2]["num_warps"] == 8
 
 
+def test_autotuner_timing_runs_inside_a_harness_annotation(
+    ledger: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each ``Autotuner._bench`` (one config timed) runs inside ``kscope::harness::triton.autotune``, the
+    annotation the gap table sets aside exactly; the workload's own calls do not."""
+    import contextlib
+    import sys
+
+    opened: list[str] = []
+    inside: list[bool] = []
+
+    @contextlib.contextmanager
+    def record_function(label: str) -> Iterator[None]:
+        opened.append(label)
+        inside.append(True)
+        try:
+            yield
+        finally:
+            inside.pop()
+
+    fake = SimpleNamespace(profiler=SimpleNamespace(record_function=record_function))
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    seen: list[bool] = []
+    monkeypatch.setattr(ledger, "_record", lambda *a: seen.append(bool(inside)))
+    autotuned_workload()
+    assert opened == ["kscope::harness::triton.autotune"] * 4  # 2 configs x 2 keys
+    assert seen[:2] == [True, True] and seen[2] is False  # timed launches inside, the real call outside
+
+
 def test_the_fixture_is_what_the_hook_writes(ledger: ModuleType, tmp_path: Path) -> None:
     """``tests/data/launches/autotuned_add`` is ``autotuned_workload``'s ledger (times and thread ids
     scrubbed); KSCOPE_REGENERATE=1 rewrites it."""

@@ -19,12 +19,13 @@ leave the rows and the busy time, and their spans leave the wall time, so the to
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from kernelscope.analyses.harness import RULE, find, flush_name_mask
+from kernelscope.analyses.harness import MARKED, MIN_FLUSH_NS, RULE, find, flush_name_mask, marked
 from kernelscope.analyses.idle import launch_times, split
 from kernelscope.identity import Identities
 from kernelscope.model import KernelStats, Profile
@@ -104,6 +105,7 @@ class GapAccumulator:
         # per (rank, device): (starts, ends, correlation ids, row ids, kernel name ids); memory ops: -1 ids
         self._spans: dict[tuple[int | None, int], list[tuple[np.ndarray, ...]]] = {}
         self._name_ids: dict[str, int] = {}  # kernel name -> id, for the harness rule (names, not row labels)
+        self._marks: dict[int | None, list[np.ndarray]] = {}  # rank -> harness annotation ranges (host ns)
         self._finished: _Finished | None = None
         self._api: dict[int | None, list[tuple[np.ndarray, np.ndarray]]] = {}  # rank -> (correlation, host ns)
         self._activity: dict[int | None, list[int]] = {}  # rank -> [first start, last end]
@@ -177,6 +179,8 @@ class GapAccumulator:
             self.sources.append(cols.source)
         if cols.api_corr is not None and cols.api_ns is not None and cols.api_corr.size:
             self._api.setdefault(cols.rank, []).append((cols.api_corr, cols.api_ns))
+        if cols.harness_marks is not None and cols.harness_marks.size:
+            self._marks.setdefault(cols.rank, []).append(cols.harness_marks)
         if len(cols.kernels):
             gids = self._rows(cols.kernels, cols.rank, cols.vendor)
             self._intervals(cols.kernels, cols.rank, busy=True, gids=gids)
@@ -204,6 +208,27 @@ class GapAccumulator:
         """
         return {key: np.concatenate(c) for i, (key, _) in enumerate(self._groups) if (c := self._chunks(i))}
 
+    def _api_of(self, rank: int | None) -> tuple[np.ndarray, np.ndarray] | None:
+        parts = self._api.get(rank)
+        if not parts:
+            return None
+        return np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])
+
+    def _bursts(self, dev: Key, start: np.ndarray, dur: np.ndarray, corr: np.ndarray, nid: np.ndarray,
+                flush: np.ndarray) -> list[tuple[str, np.ndarray]]:  # fmt: skip
+        """(rule, launch indices in time order) of each harness burst on a device: exactly where its rank's
+        trace holds kscope's harness annotations, else by the flush-alternation rule."""
+        marks, api = self._marks.get(dev[0]), self._api_of(dev[0])
+        if marks is None or api is None:
+            return [(RULE, idx) for _, idx in find(start, dur, nid, flush)]
+        inside = marked(launch_times(corr, *api), np.concatenate(marks))
+        inside[nid < 0] = -1  # memory operations are never harness
+        return [
+            (MARKED, idx[np.argsort(start[idx], kind="stable")])
+            for _, idx in _split_by(inside, np.arange(inside.size))
+            if inside[idx[0]] >= 0
+        ]
+
     def _finish(self) -> _Finished:
         """Set the harness aside, device by device (once; ``add`` starts over)."""
         if self._finished is not None:
@@ -218,15 +243,18 @@ class GapAccumulator:
             dur = end - start
             keep: np.ndarray | None = None  # None: every launch is the workload's
             counted: np.ndarray | None = None
-            for b, idx in find(start, dur, nid, flush):
+            for rule, idx in self._bursts(dev, start, dur, corr, nid, flush):
                 lo, hi, ns = int(start[idx[0]]), int(end[idx].max()), int(dur[idx].sum())
+                is_flush = flush[nid[idx]] & (dur[idx] >= MIN_FLUSH_NS)
+                calls = Counter(nid[idx][~is_flush].tolist())
+                flushes = Counter(nid[idx][is_flush].tolist())
                 done.bursts.append(
                     HarnessBurst(
-                        rule=RULE,
-                        kernels=[names[i] for i in dict.fromkeys(b.call)],
-                        flush=names[b.flush],
+                        rule=rule,
+                        kernels=[names[i] for i, _ in calls.most_common()],
+                        flush=names[flushes.most_common(1)[0][0]] if flushes else "",
                         launches=int(idx.size),
-                        flushes=b.flushes,
+                        flushes=int(is_flush.sum()),
                         time_us=ns / _NS_PER_US,
                         span_us=(hi - lo) / _NS_PER_US,
                         start_us=lo / _NS_PER_US,
@@ -270,8 +298,7 @@ class GapAccumulator:
         busy tuning)."""
         host = kernel = 0
         delays: list[np.ndarray] = []
-        api = {r: (np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts]))
-               for r, parts in self._api.items()}  # fmt: skip
+        api = {r: a for r in self._api if (a := self._api_of(r)) is not None}
         for dev, (start, end, corr, _, counted) in done.spans.items():
             if dev[0] not in api:
                 continue

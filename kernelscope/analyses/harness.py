@@ -15,6 +15,9 @@ loop) between such runs. The rule here, over one device's launches in time order
   workload's own (the autotuner runs the winner once its benchmarks end).
 
 Only names and durations are used, so the rule works on any profiler's trace (Kineto, rocprofv3, nsys).
+
+Traces ``kscope profile`` records need no rule: its hook runs Triton's autotuner benchmarking inside a
+``kscope::harness::`` annotation, and every kernel whose launch call falls inside one is harness (``marked``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ MIN_FLUSH_NS = 5_000  # a 40 MB write at 8 TB/s; Triton's 256 MB flush takes ~80
 MAX_CALL = 3  # kernels one timed call may launch
 MIN_FLUSHES = 5  # do_bench's own first estimate is 5 flushed calls
 RULE = "flush-alternation"
+MARKED = "hook-annotation"  # exact: launched inside kscope's HARNESS_MARK annotation (kscope profile's hook)
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,24 @@ def find(
     idx = np.flatnonzero(kern)
     idx = idx[np.argsort(start[idx], kind="stable")]
     return [(b, idx[b.first : b.last + 1]) for b in flush_bursts(name_id[idx], duration_ns[idx], flush_names)]
+
+
+def marked(launch_ns: np.ndarray, ranges: np.ndarray) -> np.ndarray:
+    """For each launch time (host ns; ``NO_CORRELATION`` where unknown), the index of the harness annotation
+    range around it after nested ranges are merged (``do_bench`` inside ``_bench``), or -1."""
+    if not ranges.size:
+        return np.full(launch_ns.shape, -1, np.int64)
+    order = np.argsort(ranges[:, 0], kind="stable")
+    lo, hi = ranges[order, 0], np.maximum.accumulate(ranges[order, 1])
+    new = np.ones(lo.size, bool)
+    new[1:] = lo[1:] > hi[:-1]  # a range starting inside the reach so far joins it
+    group = np.cumsum(new) - 1
+    starts = lo[new]
+    ends = np.zeros(starts.size, np.int64)
+    np.maximum.at(ends, group, hi)
+    pos = np.searchsorted(starts, launch_ns, side="right") - 1
+    inside = (pos >= 0) & (launch_ns >= 0) & (launch_ns <= ends[np.clip(pos, 0, None)])
+    return np.where(inside, pos, -1)
 
 
 def flush_name_mask(names: list[str]) -> np.ndarray:

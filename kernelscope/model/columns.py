@@ -9,7 +9,7 @@ analysis has one input and one code path.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -19,6 +19,8 @@ from kernelscope.model.records import KernelLaunch, MemoryOp, Vendor
 
 NO_DEVICE = -1  # column value for "device unknown"; never leaves the columns
 NO_CORRELATION = -1  # column value for "launching API call unknown"
+# a host annotation around benchmarking (kscope's profiling hook writes it; its copy there is HARNESS_MARK)
+HARNESS_MARK = "kscope::harness::"
 
 
 def _possible(k: KernelLaunch | MemoryOp) -> bool:
@@ -86,6 +88,8 @@ class LaunchColumns:
     # the host start (ns) of launching API calls by their correlation id, for the kernels' launch times
     api_corr: np.ndarray | None = None
     api_ns: np.ndarray | None = None
+    # host ranges (start, end ns; shape (n, 2)) annotated HARNESS_MARK...: kernels launched inside are harness
+    harness_marks: np.ndarray | None = None
 
     @classmethod
     def from_profile(cls, profile: Profile) -> list[LaunchColumns]:
@@ -96,9 +100,21 @@ class LaunchColumns:
         for m in profile.memory_ops:
             groups.setdefault((m.rank, "unknown", m.start_ns is not None), ([], []))[1].append(m)
         source = profile.sources[0] if profile.sources else None
+        marks: dict[int | None, list[tuple[int, int]]] = {}
+        for a in profile.annotations:
+            if a.domain == "host" and a.name.startswith(HARNESS_MARK):
+                marks.setdefault(a.rank, []).append((a.start_ns, a.end_ns))
         out = []
         for (rank, vendor, _), (ks, ms) in groups.items():
             linked = [(k.correlation_id, k.launch_ns) for k in ks if k.correlation_id is not None and k.launch_ns]
             corr, ns = (np.array(c, np.int64) for c in zip(*linked, strict=True)) if linked else (None, None)
-            out.append(cls(OpColumns.from_records(ks), OpColumns.from_records(ms), rank, vendor, source, corr, ns))
+            cols = cls(OpColumns.from_records(ks), OpColumns.from_records(ms), rank, vendor, source, corr, ns)
+            out.append(cols)
+        for rank, ranges in marks.items():  # on the first batch of their rank, or on their own
+            at = next((i for i, c in enumerate(out) if c.rank == rank), None)
+            arr = np.array(ranges, np.int64).reshape(-1, 2)
+            if at is None:
+                out.append(cls(OpColumns.empty(), OpColumns.empty(), rank, source=source, harness_marks=arr))
+            else:
+                out[at] = replace(out[at], harness_marks=arr)
         return out

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import partial
 from itertools import pairwise
 from multiprocessing import get_context
@@ -32,7 +33,7 @@ import numpy as np
 
 from kernelscope.errors import KernelscopeError
 from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, Vendor, numbers
-from kernelscope.model.columns import NO_CORRELATION, NO_DEVICE, LaunchColumns, OpColumns
+from kernelscope.model.columns import HARNESS_MARK, NO_CORRELATION, NO_DEVICE, LaunchColumns, OpColumns
 from kernelscope.model.ops import OpCall
 from kernelscope.model.records import items_from_blocks
 from kernelscope.readers import _json_blocks as jb
@@ -416,9 +417,17 @@ def _columns(
     api = [(c, e.ts) for e in events if e.cat in _API_CATS and (c := _corr(e)) != NO_CORRELATION]
     corr = np.array([c for c, _ in api], np.int64)
     ns = np.rint(np.array([t for _, t in api], np.float64) * 1000).astype(np.int64)
+    marks = [(e.ts, e.dur) for e in events if e.cat == "user_annotation" and e.name.startswith(HARNESS_MARK)]
     # only kernels are joined to their launch calls (the records path links kernels alone, too)
     mem = _op_columns(memory, linked=False)
-    return LaunchColumns(_op_columns(kernels), mem, rank, vendor, source, corr, ns)
+    cols = LaunchColumns(_op_columns(kernels), mem, rank, vendor, source, corr, ns)
+    if not marks:
+        return cols
+    ts, dur = (np.array(v, np.float64) for v in zip(*marks, strict=True))
+    with np.errstate(invalid="ignore", over="ignore"):
+        ok = numbers.possible_us(ts, dur) & ((ts + dur) * 1000 < numbers.INT64_MAX)
+    ranges = np.rint(np.stack([ts[ok], ts[ok] + dur[ok]], axis=1) * 1000).astype(np.int64)
+    return replace(cols, harness_marks=ranges)
 
 
 Part = tuple[list[LaunchColumns], _Ops | None]  # a worker's range: its columns, and its ops (shapes view)
