@@ -60,12 +60,29 @@ class Input:
 
     @property
     def ops(self) -> list[OpCall]:
-        """The op calls that launched kernels, with their recorded shapes; only a Kineto trace has them."""
+        """The workload's op calls that launched kernels, with their recorded shapes (those of benchmark
+        and tuning bursts set aside, as the gap table sets them aside); only a Kineto trace has them."""
+        return self._workload_ops
+
+    @property
+    def all_ops(self) -> list[OpCall]:
+        """Every op call that launched kernels, the harness's included."""
         if self.format != "kineto":
             raise FormatError(
                 self, "a PyTorch profiler (Kineto) trace, which records op shapes", f"a {self.format} file"
             )
         return self._shapes[0].ops
+
+    @cached_property
+    def _workload_ops(self) -> list[OpCall]:
+        from kernelscope.analyses.gap import GapAccumulator
+        from kernelscope.analyses.harness import workload_calls
+
+        calls = self.all_ops
+        acc = GapAccumulator()
+        for cols in self._shapes[1]:
+            acc.add_columns(cols)
+        return workload_calls(calls, acc.harness())
 
     def columns(self) -> list[LaunchColumns] | None:
         """The kernel and memory-op columns if a decode already made them (``ops``), else None."""

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -66,7 +67,7 @@ def test_variant_rows_of_the_workload_match_the_cached_run() -> None:
     cached = api.gap_report([CACHED], group_by="variant")
 
     def rows(r: object) -> list[tuple[object, int]]:
-        return sorted(((str(k.variant), k.calls) for k in r.kernels if k.name == "_matmul"))  # type: ignore[attr-defined]
+        return sorted((str(k.variant), k.calls) for k in r.kernels if k.name == "_matmul")  # type: ignore[attr-defined]
 
     assert rows(tuned) == rows(cached) and [c for _, c in rows(cached)] == [21, 21]
 
@@ -168,3 +169,17 @@ def test_nested_and_overlapping_marks_merge_and_unknown_launches_stay_out() -> N
     launches = np.array([99, 100, 130, 255, 261, 450, -1, 501], np.int64)
     assert harness.marked(launches, ranges).tolist() == [-1, 0, 0, 0, -1, 1, -1, -1]
     assert harness.marked(launches, np.zeros((0, 2), np.int64)).tolist() == [-1] * 8
+
+
+@pytest.mark.parametrize(("tuned", "cached"), [(TUNED, CACHED), (MARKED_TRACE, MARKED_CACHED)])
+def test_the_ops_behind_rooflines_and_ledgers_are_the_workloads(tuned: Path, cached: Path) -> None:
+    """The autotuner's 256 MB flush fills (aten::fill_ [[67108864]]) leave the ops too: what is left are the
+    cached run's ops, shape for shape."""
+    import kernelscope
+
+    def shapes(ops: list[Any]) -> Counter[tuple[str, str]]:
+        return Counter((o.op, str(o.input_dims)) for o in ops)
+
+    h = kernelscope.open(tuned)
+    assert shapes(h.ops) == shapes(kernelscope.open(cached).all_ops)
+    assert shapes(h.all_ops)[("aten::fill_", "[[67108864], []]")] > 6000

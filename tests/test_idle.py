@@ -83,3 +83,26 @@ def test_suggest_and_report_name_the_host_first_when_it_dominates(tmp_path: Path
     steps = api.report([DEMO / "h100_train_steps.json.gz"])  # busy 65 % of the wall: kernels matter
     assert steps.headline[0].topic == "host" and "the GPU is the bottleneck" in steps.headline[0].text
     assert all(e.lever != "host_overhead" for e in api.suggest([decode], kernel="copy").experiments)
+
+
+def test_the_host_wait_threshold_is_per_device() -> None:
+    """Host wait and busy time are sums over devices, the wall one device's span: 4 devices each waiting
+    10 % of the wall are not a host-bound run (the threshold is 20 % of one device's wall)."""
+    from kernelscope.analyses.suggest.evidence import Evidence
+    from kernelscope.analyses.suggest.host import host_experiment
+    from kernelscope.analyses.suggest.thresholds import HOST_WAIT_PCT
+    from kernelscope.model.gap import GapResult, GapTotals, IdleBreakdown
+
+    def totals(devices: int, wait_pct: float) -> Evidence:
+        wall = 1000.0
+        wait = wait_pct / 100 * wall * devices
+        split = IdleBreakdown(host_wait_us=wait, kernel_wait_us=0.0, other_us=900 * devices - wait)
+        t = GapTotals(kernel_time_us=100.0 * devices, busy_time_us=100.0 * devices, wall_time_us=wall,
+                      idle_time_us=900.0 * devices, launches=10, kernels=1, memory_time_us=0.0, memory_ops=0,
+                      devices=devices, ranks=1, idle_breakdown=split)  # fmt: skip
+        return Evidence(gap=GapResult(totals=t, kernels=[]))
+
+    assert HOST_WAIT_PCT == 20
+    assert host_experiment(totals(4, 10)) is None  # 40 % summed over 4 devices, 10 % of each one's wall
+    found = host_experiment(totals(4, 30))
+    assert found is not None and found[0].kernel.share_pct == pytest.approx(30)

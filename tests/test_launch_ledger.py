@@ -195,9 +195,7 @@ def test_autotuner_timing_launches_are_marked_and_real_ones_carry_the_chosen_con
     assert adds[2]["num_warps"] == 8
 
 
-def test_autotuner_timing_runs_inside_a_harness_annotation(
-    ledger: ModuleType, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_autotuner_timing_runs_inside_a_harness_annotation(ledger: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each ``Autotuner._bench`` (one config timed) runs inside ``kscope::harness::triton.autotune``, the
     annotation the gap table sets aside exactly; the workload's own calls do not."""
     import contextlib

@@ -208,6 +208,10 @@ class GapAccumulator:
         """
         return {key: np.concatenate(c) for i, (key, _) in enumerate(self._groups) if (c := self._chunks(i))}
 
+    def harness(self) -> list[HarnessBurst]:
+        """The benchmark and tuning bursts found (without computing the rows)."""
+        return self._finish().bursts
+
     def _api_of(self, rank: int | None) -> tuple[np.ndarray, np.ndarray] | None:
         parts = self._api.get(rank)
         if not parts:

@@ -23,9 +23,13 @@ Traces ``kscope profile`` records need no rule: its hook runs Triton's autotuner
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from kernelscope.model.gap import HarnessBurst
+from kernelscope.model.ops import OpCall
 
 FLUSH_NAME = re.compile(r"fill|zero|memset", re.IGNORECASE)
 MIN_FLUSH_NS = 5_000  # a 40 MB write at 8 TB/s; Triton's 256 MB flush takes ~80 µs on an H100
@@ -149,3 +153,19 @@ def marked(launch_ns: np.ndarray, ranges: np.ndarray) -> np.ndarray:
 
 def flush_name_mask(names: list[str]) -> np.ndarray:
     return np.array([bool(FLUSH_NAME.search(n)) for n in names], bool)
+
+
+def workload_calls(calls: Sequence[OpCall], bursts: Sequence[HarnessBurst]) -> list[OpCall]:
+    """``calls`` less the ops whose every kernel ran inside a harness burst (an autotuner's L2 flush, a
+    candidate config timed): the ops whose shapes and times are the workload's, for rooflines and ledgers."""
+    if not bursts:
+        return list(calls)
+    spans = sorted((round(b.start_us * 1000), round((b.start_us + b.span_us) * 1000)) for b in bursts)
+    lo = np.array([s for s, _ in spans], np.int64) - 2  # the µs floats of the bursts: ±2 ns of rounding
+    hi = np.array([e for _, e in spans], np.int64) + 2
+
+    def inside(t: int) -> bool:
+        i = int(np.searchsorted(lo, t, side="right")) - 1
+        return i >= 0 and t <= hi[i]
+
+    return [c for c in calls if not (c.kernel_starts_ns and all(inside(t) for t in c.kernel_starts_ns))]

@@ -25,6 +25,11 @@ def _time(gap: GapResult) -> list[Finding]:
     text = f"{top.name} takes {top.pct:.1f}% of {t.kernel_time_us:,.0f} µs kernel time ({top.calls} calls)"
     if len(gap.kernels) > 3:
         text += f"; the top 3 of {len(gap.kernels)} kernels take {sum(k.pct for k in gap.kernels[:3]):.1f}%"
+    if t.excluded_harness_launches:
+        text += (
+            f" (benchmarking set aside: {t.excluded_harness_launches:,} launches, "
+            f"{t.excluded_harness_us:,.0f} µs in {len(gap.harness)} burst(s))"
+        )
     return [Finding(topic="time", text=text, evidence="gap")]
 
 

@@ -54,6 +54,7 @@ class OpCall(msgspec.Struct, kw_only=True):
     kernels: list[str]
     kernel_ns: int
     kernel_each_ns: list[int] = msgspec.field(default_factory=list)  # per launched kernel, in order
+    kernel_starts_ns: list[int] = msgspec.field(default_factory=list)  # each one's GPU start (trace clock)
     external_id: int
     inner: bool = True  # launched kernels itself; False: only the ops it called did (``enclosing``)
 

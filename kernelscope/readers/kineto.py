@@ -360,6 +360,7 @@ def _call(op: _OpEvent, ks: list[_OpEvent], *, inner: bool) -> OpCall:
         kernels=[k.name for k in ks],
         kernel_ns=round(sum(k.dur for k in ks) * 1000),
         kernel_each_ns=[round(k.dur * 1000) for k in ks],
+        kernel_starts_ns=[round(k.ts * 1000) for k in ks],
         external_id=a.external_id,
         inner=inner,
     )

@@ -25,11 +25,10 @@ def host_experiment(ev: Evidence) -> tuple[Experiment, bool] | None:
     if t is None or t.idle_breakdown is None or not t.wall_time_us or t.busy_time_us is None:
         return None
     wait, wall, busy = t.idle_breakdown.host_wait_us, t.wall_time_us, t.busy_time_us
-    share = 100 * wait / wall
-    if share < HOST_WAIT_PCT:
-        return None
     devices = max(t.devices, 1)  # busy and host wait are sums over devices; wall is one device's span
-    pct = share / devices  # of one device's wall time
+    pct = 100 * wait / devices / wall  # of one device's wall time
+    if pct < HOST_WAIT_PCT:
+        return None
     gpu_pct = 100 * busy / devices / wall
     delay = f"; launch to start median {t.launch_delay_us.median_us:,.1f} µs" if t.launch_delay_us else ""
     steps = [
