@@ -31,23 +31,28 @@ class Window:
     last_steps: int | None = None
     start_us: float | None = None
     end_us: float | None = None
+    steady: bool = False  # the steady iterations (analyses/steady.py)
 
     @classmethod
     def parse(cls, spec: str) -> Window:
-        """``"3"`` = last 3 steps; ``"1000:5000"`` / ``"1000:"`` / ``":5000"`` = a range in µs."""
+        """``"3"`` = last 3 steps; ``"1000:5000"`` / ``"1000:"`` / ``":5000"`` = a range in µs; ``"steady"``."""
         spec = spec.strip()
+        if spec == "steady":
+            return cls(steady=True)
         try:
             if ":" in spec:
                 a, b = spec.split(":", 1)
                 return cls(start_us=float(a) if a else 0.0, end_us=float(b) if b else None)
             n = int(spec)
         except ValueError:
-            raise InputError(f"--window {spec!r}: expected N (last N steps) or START_US:END_US") from None
+            raise InputError(f"--window {spec!r}: expected N (last N steps), START_US:END_US or steady") from None
         if n <= 0:
             raise InputError(f"--window {spec!r}: the number of steps must be positive")
         return cls(last_steps=n)
 
     def describe(self) -> str:
+        if self.steady:
+            return "steady iterations"
         if self.last_steps is not None:
             return f"last {self.last_steps} ProfilerStep(s)"
         end = "end" if self.end_us is None else f"{self.end_us:g} us"
@@ -92,7 +97,7 @@ def assign(profile: Profile, keep: Callable[[Annotation], bool]) -> list[Annotat
     return out
 
 
-def _subset(profile: Profile, launches: list[KernelLaunch]) -> Profile:
+def subset(profile: Profile, launches: list[KernelLaunch]) -> Profile:
     """The profile restricted to ``launches``; memory ops kept where they fall inside the launches' span."""
     starts = [k.start_ns for k in launches if k.start_ns is not None]
     ends = [k.end_ns for k in launches if k.end_ns is not None]
@@ -102,7 +107,12 @@ def _subset(profile: Profile, launches: list[KernelLaunch]) -> Profile:
 
 
 def select(profile: Profile, window: Window) -> Profile:
-    """The part of ``profile`` inside ``window``."""
+    """The part of ``profile`` inside ``window`` (a steady window: ``analyses.steady.select``, which also
+    says what it found)."""
+    if window.steady:
+        from kernelscope.analyses.steady import select as steady
+
+        return steady(profile)[0]
     if window.last_steps is not None:
         return _last_steps(profile, window.last_steps)
     times = [k.start_ns for k in profile.launches if k.start_ns is not None]
@@ -115,25 +125,25 @@ def select(profile: Profile, window: Window) -> Profile:
     kept = [
         k for k in profile.launches if k.start_ns is not None and k.start_ns >= lo and (hi is None or k.start_ns < hi)
     ]
-    return _subset(profile, kept)
+    return subset(profile, kept)
 
 
-def _step_number(a: Annotation) -> int | None:
+def step_number(a: Annotation) -> int | None:
     m = STEP_PATTERN.fullmatch(a.name.strip())
     return int(m.group(1)) if m else None
 
 
 def _last_steps(profile: Profile, n: int) -> Profile:
-    steps = sorted({s for a in profile.annotations if (s := _step_number(a)) is not None})
+    steps = sorted({s for a in profile.annotations if (s := step_number(a)) is not None})
     if not steps:
         raise InputError(
             "--window N needs ProfilerStep# annotations and this profile has none; "
             "profile with a step schedule (kscope profile) or pass a time range START_US:END_US"
         )
     wanted = set(steps[-n:])
-    owners = assign(profile, lambda a: _step_number(a) is not None)
-    kept = [k for k, a in zip(profile.launches, owners, strict=True) if a is not None and _step_number(a) in wanted]
-    return _subset(profile, kept)
+    owners = assign(profile, lambda a: step_number(a) is not None)
+    kept = [k for k, a in zip(profile.launches, owners, strict=True) if a is not None and step_number(a) in wanted]
+    return subset(profile, kept)
 
 
 def phases(profile: Profile, pattern: str) -> dict[str, Profile]:
@@ -155,4 +165,4 @@ def phases(profile: Profile, pattern: str) -> dict[str, Profile]:
             m = rx.search(a.name)
             label = m.group(1) if m and m.groups() and m.group(1) else a.name
         groups.setdefault(label, []).append(k)
-    return {label: _subset(profile, ks) for label, ks in groups.items()}
+    return {label: subset(profile, ks) for label, ks in groups.items()}

@@ -11,6 +11,7 @@ import msgspec
 from kernelscope import readers
 from kernelscope.analyses.diff import diff as diff_profiles
 from kernelscope.analyses.gap import GapAccumulator, attach_sources, gap
+from kernelscope.analyses.steady import select as steady_select
 from kernelscope.analyses.variants import by_variant
 from kernelscope.analyses.window import Window, phases, select
 from kernelscope.api._names import locate_sources
@@ -19,7 +20,7 @@ from kernelscope.inputs import Input, open_all
 from kernelscope.model import Profile, numbers
 from kernelscope.model.columns import LaunchColumns
 from kernelscope.model.diff import DiffOptions, DiffResult
-from kernelscope.model.gap import GapOptions, GapResult, GroupBy
+from kernelscope.model.gap import GapOptions, GapResult, GroupBy, Steady
 from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 
 Progress = Callable[[str], None]
@@ -120,10 +121,16 @@ def _gap(
     table = by_variant if group_by == "variant" else gap  # a variant is in each launch's record, not its name
     profile = Profile.combine(list(_batches(inputs, progress, whole=True)))
     win = Window.parse(window) if window is not None else None
-    if win is not None:
+    found: list[Steady] = []
+    if win is not None and win.steady:
+        profile, found = steady_select(profile)
+    elif win is not None:
         profile = select(profile, win)
     result = table(profile, options)
     result.window = win.describe() if win else None
+    if found:
+        result.steady = found
+        _per_iteration(result, found)
     if phase_by is not None:
         parts = []
         for label, sub in phases(profile, phase_by).items():
@@ -132,6 +139,17 @@ def _gap(
             parts.append(r)
         result.phases = sorted(parts, key=lambda r: -r.totals.kernel_time_us)
     return result
+
+
+def _per_iteration(result: GapResult, found: list[Steady]) -> None:
+    """Each row's calls and time per steady iteration, where every rank found the same number of them."""
+    counts = {s.iterations for s in found}
+    if len(counts) != 1:
+        result.warnings.append("ranks found different numbers of steady iterations: no per-iteration columns")
+        return
+    n = counts.pop()
+    for r in result.kernels:
+        r.calls_per_iteration, r.us_per_iteration = r.calls / n, r.total_us / n
 
 
 def diff(

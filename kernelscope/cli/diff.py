@@ -24,7 +24,7 @@ def diff(
     b: Annotated[Optional[list[Path]], typer.Option("--b", "-b", help="Candidate file (repeat: ranks).")] = None,
     fmt: Annotated[Optional[str], typer.Option("--format", "-f", help="Skip sniffing: reader name.")] = None,
     window: Annotated[
-        Optional[str], typer.Option(help="N = last N ProfilerStep#s; START_US:END_US = time range (both sides).")
+        Optional[str], typer.Option(help="N = last N ProfilerStep#s; START_US:END_US = time range; steady (each side).")
     ] = None,
     group_by: Annotated[str, typer.Option(help="name (exact), function (short base name), category or kind.")] = "name",
     include_harness: Annotated[

@@ -18,7 +18,8 @@ def gap(
     traces: Annotated[list[Path], typer.Argument(help="Profiler outputs (any readable format); several = ranks.")],
     fmt: Annotated[Optional[str], typer.Option("--format", "-f", help="Skip sniffing: reader name.")] = None,
     window: Annotated[
-        Optional[str], typer.Option(help="N = last N ProfilerStep#s; START_US:END_US = time range.")
+        Optional[str],
+        typer.Option(help="N = last N ProfilerStep#s; START_US:END_US = time range; steady = steady iterations."),
     ] = None,
     phase_by: Annotated[Optional[str], typer.Option(help="Split by enclosing annotations matching REGEX.")] = None,
     group_by: Annotated[

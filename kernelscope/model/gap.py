@@ -64,6 +64,9 @@ class KernelRow(msgspec.Struct, kw_only=True):
     source_url: str | None = None
     test_command: str | None = None
     variant: Variant | None = None  # with --group-by variant: the launch configuration this row is
+    # with --window steady: calls and kernel time per steady iteration (totals / iterations)
+    calls_per_iteration: float | None = None
+    us_per_iteration: float | None = None
 
 
 class IdleBreakdown(msgspec.Struct, kw_only=True):
@@ -100,6 +103,21 @@ class HarnessBurst(msgspec.Struct, kw_only=True):
     device: int | None = None
 
 
+class Steady(msgspec.Struct, kw_only=True):
+    """The steady iterations of a loop (``analyses/steady.py``): from step markers where the trace has them,
+    else from the repeating kernel sequence of the busiest device."""
+
+    period: int  # launches per iteration (on that device)
+    iterations: int
+    first_launch: int  # index of the first steady iteration's first launch, in that device's time order
+    start_us: float  # the first steady iteration's start (trace clock)
+    end_us: float  # the last steady iteration's last kernel's end
+    iteration_us: float  # median iteration length: start to the next iteration's start
+    source: str  # "kernel sequence" or "ProfilerStep markers"
+    rank: int | None = None
+    device: int | None = None
+
+
 class GapTotals(msgspec.Struct, kw_only=True):
     kernel_time_us: float
     busy_time_us: float | None
@@ -128,6 +146,7 @@ class GapResult(msgspec.Struct, Tabular, kw_only=True):
     phases: list[GapResult] = msgspec.field(default_factory=list)  # one result per phase with --phase-by
     warnings: list[str] = msgspec.field(default_factory=list)
     harness: list[HarnessBurst] = msgspec.field(default_factory=list)  # found; set aside unless include_harness
+    steady: list[Steady] = msgspec.field(default_factory=list)  # with --window steady: per rank, what was found
     schema: str = "kernelscope.gap.v1"
 
     def _rows(self) -> list[dict[str, Any]]:

@@ -36,6 +36,8 @@ COLUMNS = [
     Column("function", "Function", justify="left"),
     Column("dtype", "Dtype", justify="left"),
     Column("variant", "Variant", justify="left"),  # --group-by variant: grid, block, registers, shared memory
+    Column("calls_per_iteration", "Calls/iter", 1),  # --window steady
+    Column("us_per_iteration", "µs/iter", 1),
     Column("source_status", "Source status", justify="left", short="Source?"),
     Column("source", "Source", justify="left"),
     Column("source_url", "Source URL", justify="left"),
@@ -98,6 +100,15 @@ def tables(result: GapResult) -> list[Table]:
         ]
         if (line := harness_line(r)) is not None:
             summary.append(("harness", line))
+        for st in result.steady if r is result or not result.phases else []:
+            rank = f"rank {st.rank}: " if st.rank is not None else ""
+            summary.append(
+                (
+                    "steady",
+                    f"{rank}{st.iterations} iterations of {st.period:,} launches, {_us(st.iteration_us)} each, from "
+                    f"launch #{st.first_launch:,} of device {st.device} ({st.source})",
+                )
+            )
         if result.window:
             summary.append(("window", result.window))
         rows = [{**_row_dict(k), "phase": r.phase} for k in r.kernels]
