@@ -106,3 +106,29 @@ def test_the_host_wait_threshold_is_per_device() -> None:
     assert host_experiment(totals(4, 10)) is None  # 40 % summed over 4 devices, 10 % of each one's wall
     found = host_experiment(totals(4, 30))
     assert found is not None and found[0].kernel.share_pct == pytest.approx(30)
+
+
+def test_a_phase_wall_is_the_union_of_its_own_instances(tmp_path: Path) -> None:
+    """Two `prefill` ranges 1 ms apart with a `decode` range between: prefill's wall is its two instances
+    (10 + 10 µs of kernel spans), not the 1 ms from its first launch to its last (issue 15 item 6)."""
+    events = []
+    plan = [("prefill", 0, [(5, 4), (10, 5)]), ("decode", 300, [(305, 20)]), ("prefill", 1000, [(1005, 4), (1010, 5)])]
+    corr = 0
+    for name, t0, kernels in plan:
+        events.append({"ph": "X", "cat": "user_annotation", "name": name, "pid": 1, "tid": 1, "ts": t0, "dur": 90})
+        for start, dur in kernels:
+            corr += 1
+            events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                           "ts": start - 3, "dur": 1, "args": {"correlation": corr}})  # fmt: skip
+            events.append({"ph": "X", "cat": "kernel", "name": f"{name}_k", "pid": 0, "tid": 7, "ts": start,
+                           "dur": dur, "args": {"device": 0, "stream": 7, "correlation": corr}})  # fmt: skip
+    path = tmp_path / "phases.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    by = {r.phase: r.totals for r in api.gap_report([path], phase_by="prefill|decode").phases}
+    pre = by["prefill"]
+    assert pre.wall_time_us == pytest.approx(10 + 10)  # [5, 15) and [1005, 1015)
+    assert pre.busy_time_us == pytest.approx(4 + 5 + 4 + 5)
+    assert pre.idle_time_us == pytest.approx(2)  # the 1 µs gap inside each instance
+    b = pre.idle_breakdown
+    assert b is not None and b.host_wait_us + b.kernel_wait_us + b.other_us == pytest.approx(2)
+    assert by["decode"].wall_time_us == pytest.approx(20)

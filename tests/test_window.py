@@ -147,7 +147,7 @@ def test_phases_count_kernels_by_enclosing_annotation(pattern: str, labels: set[
     assert all(want[label] > 0 for label in labels)
 
     prof = readers.read(demo_file(PREFILL_DECODE))
-    got = {label: len(p.launches) for label, p in phases(prof, pattern).items()}
+    got = {label: len(p.launches) for label, (p, _) in phases(prof, pattern).items()}
     assert got == dict(want)
 
     result = api.gap_report([demo_file(PREFILL_DECODE)], phase_by=pattern)

@@ -8,7 +8,8 @@ Definitions (also in ``docs/gap.md``):
 - busy time: per device, the length of the union of kernel intervals (overlap counted once),
   summed over devices (a device is a (rank, device) pair);
 - wall time: per rank, last end minus first start of any GPU activity (kernels and memory
-  operations); the longest rank's wall when several ranks ran side by side;
+  operations); the longest rank's wall when several ranks ran side by side; for a phase, the union of
+  its instances' spans (first kernel start to last kernel end of each enclosing annotation);
 - idle time: per device, its rank's wall minus its busy time, summed over devices;
 - std: the sample standard deviation (n-1), as rocprofv3's ``--stats`` computes it; 0 for one call.
 Memory operations are not kernels: they are counted only with ``include_memory``.
@@ -56,6 +57,7 @@ def busy_ns(starts: np.ndarray, ends: np.ndarray) -> int:
 
 
 Key = tuple[int | None, int]  # (rank, device)
+Windows = dict[int | None, list[tuple[int, int]]]
 
 
 @dataclass
@@ -98,8 +100,11 @@ class GapAccumulator:
     of huge formats produce columns directly, so ingest is bounded by decoding, not by this bookkeeping.
     """
 
-    def __init__(self, options: GapOptions | None = None) -> None:
+    def __init__(self, options: GapOptions | None = None, windows: Windows | None = None) -> None:
+        """``windows``: per rank, the (start, end) ns spans the table covers (a phase's instances): its wall
+        time is their union, and the idle gaps between them are not its own."""
         self.options = options or GapOptions()
+        self.windows = windows or {}
         self._ids: dict[tuple[int | None, str, bool], int] = {}
         self._groups: list[tuple[tuple[int | None, str], _Group]] = []
         # per (rank, device): (starts, ends, correlation ids, row ids, kernel name ids); memory ops: -1 ids
@@ -208,6 +213,13 @@ class GapAccumulator:
         """
         return {key: np.concatenate(c) for i, (key, _) in enumerate(self._groups) if (c := self._chunks(i))}
 
+    def _wall(self, rank: int | None, activity: list[int]) -> int:
+        spans = self.windows.get(rank)
+        if not spans:
+            return activity[1] - activity[0]
+        lo, hi = (np.array(v, np.int64) for v in zip(*spans, strict=True))
+        return busy_ns(lo, hi)
+
     def harness(self) -> list[HarnessBurst]:
         """The benchmark and tuning bursts found (without computing the rows)."""
         return self._finish().bursts
@@ -275,6 +287,9 @@ class GapAccumulator:
                 done.cuts.setdefault(dev, []).append((lo, hi))
                 done.excluded_ns += ns
                 done.excluded += int(idx.size)
+            if dev[0] in self.windows:  # the gap before each window's first launch lies between windows
+                opening = np.isin(start, [lo for lo, _ in self.windows[dev[0]]])
+                counted = ~opening if counted is None else counted & ~opening
             done.spans[dev] = (start, end, corr, keep, counted)
             timed = gid >= 0 if keep is None else keep & (gid >= 0)
             for g, seg in _split_by(gid[timed], dur[timed]):
@@ -345,7 +360,7 @@ class GapAccumulator:
                 d: busy_ns(start, end) if keep is None else busy_ns(start[keep], end[keep])
                 for d, (start, end, _, keep, _) in done.spans.items()
             }
-            walls = {r: a[1] - a[0] - _covered(done, r) for r, a in self._activity.items()}
+            walls = {r: self._wall(r, a) - _covered(done, r) for r, a in self._activity.items()}
             busy = sum(busy_dev.values()) / _NS_PER_US
             wall = max(walls.values()) / _NS_PER_US
             idle = sum(walls.get(rank, 0) - b for (rank, _), b in busy_dev.items()) / _NS_PER_US
@@ -441,9 +456,12 @@ def attach_sources(result: GapResult, matches: dict[str, SourceMatch]) -> None:
             r.test_command = next((t.command for t in m.tests if t.command), None)
 
 
-def gap(profile: Profile | Iterable[Profile], options: GapOptions | None = None) -> GapResult:
-    """The gap table of one profile, or of batches of one (``readers.stream``)."""
-    acc = GapAccumulator(options)
+def gap(
+    profile: Profile | Iterable[Profile], options: GapOptions | None = None, windows: Windows | None = None
+) -> GapResult:
+    """The gap table of one profile, or of batches of one (``readers.stream``); ``windows``: see
+    ``GapAccumulator``."""
+    acc = GapAccumulator(options, windows)
     for batch in [profile] if isinstance(profile, Profile) else profile:
         acc.add(batch)
     return acc.result()

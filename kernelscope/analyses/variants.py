@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
-from kernelscope.analyses.gap import gap
+from kernelscope.analyses.gap import Windows, gap
 from kernelscope.identity import Identities
 from kernelscope.model import Dim3, KernelLaunch, Profile
 from kernelscope.model.gap import GapOptions, GapResult, Variant
@@ -39,7 +39,7 @@ def variant_of(k: KernelLaunch) -> Variant:
     return Variant(grid=grid, block=block, registers=regs, shared_bytes=shared)
 
 
-def by_variant(profile: Profile, options: GapOptions) -> GapResult:
+def by_variant(profile: Profile, options: GapOptions, windows: Windows | None = None) -> GapResult:
     """The gap table with a row per (name, variant); each row's ``variant`` says which."""
     labels: dict[_Key, str] = {}
     first: dict[str, KernelLaunch] = {}
@@ -48,7 +48,9 @@ def by_variant(profile: Profile, options: GapOptions) -> GapResult:
         label = labels.setdefault(_key(k), f"{k.name}{_TAG}{len(labels)}")
         first.setdefault(label, k)
         launches.append(msgspec.structs.replace(k, name=label))
-    result = gap(msgspec.structs.replace(profile, launches=launches), msgspec.structs.replace(options, group_by="name"))
+    result = gap(
+        msgspec.structs.replace(profile, launches=launches), msgspec.structs.replace(options, group_by="name"), windows
+    )
     idents = Identities()
     idents.add(k.name for k in first.values())
     for row in result.kernels:

@@ -146,11 +146,13 @@ def _last_steps(profile: Profile, n: int) -> Profile:
     return subset(profile, kept)
 
 
-def phases(profile: Profile, pattern: str) -> dict[str, Profile]:
-    """Split launches by the innermost enclosing annotation matching ``pattern`` (regex, searched).
+def phases(profile: Profile, pattern: str) -> dict[str, tuple[Profile, dict[int | None, list[tuple[int, int]]]]]:
+    """Split launches by the innermost enclosing annotation matching ``pattern`` (regex, searched), each
+    phase with its instances' spans per rank (first kernel start to last kernel end of each annotation it
+    came from): a phase's wall time is their union, not its first-to-last span.
 
     The phase label is the first capture group when the pattern has one, else the annotation name.
-    Launches outside every matching annotation go to ``"(outside)"``.
+    Launches outside every matching annotation go to ``"(outside)"`` (no spans: its wall is its extent).
     """
     try:
         rx = re.compile(pattern)
@@ -158,11 +160,21 @@ def phases(profile: Profile, pattern: str) -> dict[str, Profile]:
         raise InputError(f"--phase-by {pattern!r}: not a valid regular expression ({exc})") from None
     owners = assign(profile, lambda a: rx.search(a.name) is not None)
     groups: dict[str, list[KernelLaunch]] = {}
+    spans: dict[str, dict[tuple[int | None, int], list[int]]] = {}
     for k, a in zip(profile.launches, owners, strict=True):
         if a is None:
             label = NO_PHASE
         else:
             m = rx.search(a.name)
             label = m.group(1) if m and m.groups() and m.group(1) else a.name
+            if k.start_ns is not None and k.end_ns is not None:
+                span = spans.setdefault(label, {}).setdefault((k.rank, id(a)), [k.start_ns, k.end_ns])
+                span[0], span[1] = min(span[0], k.start_ns), max(span[1], k.end_ns)
         groups.setdefault(label, []).append(k)
-    return {label: subset(profile, ks) for label, ks in groups.items()}
+    out = {}
+    for label, ks in groups.items():
+        windows: dict[int | None, list[tuple[int, int]]] = {}
+        for (rank, _), (lo, hi) in spans.get(label, {}).items():
+            windows.setdefault(rank, []).append((lo, hi))
+        out[label] = (subset(profile, ks), windows)
+    return out

@@ -133,8 +133,8 @@ def _gap(
         _per_iteration(result, found)
     if phase_by is not None:
         parts = []
-        for label, sub in phases(profile, phase_by).items():
-            r = table(sub, options)
+        for label, (sub, windows) in phases(profile, phase_by).items():
+            r = table(sub, options, windows)
             r.phase = label
             parts.append(r)
         result.phases = sorted(parts, key=lambda r: -r.totals.kernel_time_us)
