@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from kernelscope.analyses.harness import MARKED, MIN_FLUSH_NS, RULE, find, flush_name_mask, marked
-from kernelscope.analyses.idle import launch_times, split
+from kernelscope.analyses.idle import innermost, launch_times, split, waited_under
 from kernelscope.identity import Identities
 from kernelscope.model import KernelStats, Profile
 from kernelscope.model.columns import NO_CORRELATION, NO_DEVICE, LaunchColumns, OpColumns
@@ -36,6 +36,7 @@ from kernelscope.model.gap import (
     GapResult,
     GapTotals,
     HarnessBurst,
+    HostActivity,
     IdleBreakdown,
     KernelRow,
     LaunchDelay,
@@ -43,6 +44,7 @@ from kernelscope.model.gap import (
 from kernelscope.model.source import SourceMatch
 
 _NS_PER_US = 1000.0
+HOST_ACTIVITY_TOP = 10
 
 
 def busy_ns(starts: np.ndarray, ends: np.ndarray) -> int:
@@ -73,6 +75,7 @@ class _Finished:
     cuts: dict[Key, list[tuple[int, int]]]
     excluded_ns: int = 0
     excluded: int = 0
+    host_activity: list[HostActivity] = field(default_factory=list)
 
 
 class _Group:
@@ -86,6 +89,8 @@ class _Group:
 
 def _split_by(ids: np.ndarray, values: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     """(id, values of that id) for each distinct id, in one stable sort instead of a Python loop per item."""
+    if not ids.size:
+        return
     order = np.argsort(ids, kind="stable")
     sid, sval = ids[order], values[order]
     bounds = np.flatnonzero(np.diff(sid)) + 1
@@ -111,6 +116,7 @@ class GapAccumulator:
         self._spans: dict[tuple[int | None, int], list[tuple[np.ndarray, ...]]] = {}
         self._name_ids: dict[str, int] = {}  # kernel name -> id, for the harness rule (names, not row labels)
         self._marks: dict[int | None, list[np.ndarray]] = {}  # rank -> harness annotation ranges (host ns)
+        self._host: dict[int | None, list[OpColumns]] = {}  # rank -> host work (thread id in ``device``)
         self._finished: _Finished | None = None
         self._api: dict[int | None, list[tuple[np.ndarray, np.ndarray]]] = {}  # rank -> (correlation, host ns)
         self._activity: dict[int | None, list[int]] = {}  # rank -> [first start, last end]
@@ -186,6 +192,8 @@ class GapAccumulator:
             self._api.setdefault(cols.rank, []).append((cols.api_corr, cols.api_ns))
         if cols.harness_marks is not None and cols.harness_marks.size:
             self._marks.setdefault(cols.rank, []).append(cols.harness_marks)
+        if cols.host is not None and len(cols.host) and cols.host.start_ns is not None:
+            self._host.setdefault(cols.rank, []).append(cols.host)
         if len(cols.kernels):
             gids = self._rows(cols.kernels, cols.rank, cols.vendor)
             self._intervals(cols.kernels, cols.rank, busy=True, gids=gids)
@@ -311,6 +319,30 @@ class GapAccumulator:
             r.kind, r.category, r.function = ident.kind, ident.category, ident.function
             r.dtype = ident.dtype if by == "name" else None
 
+    def _host_activity(self, gaps: dict[int | None, list[np.ndarray]]) -> list[HostActivity]:
+        """The host work the GPU waited under (each rank's host intervals against its devices' host-wait
+        gaps), the top ``HOST_ACTIVITY_TOP`` names by wait."""
+        per_name: dict[str, list[int]] = {}
+        for rank, parts in self._host.items():
+            if rank not in gaps:
+                continue
+            names: dict[str, int] = {}
+            ids = np.concatenate([np.array([names.setdefault(n, len(names)) for n in c.names], np.int64)[c.name_idx]
+                                  for c in parts])  # fmt: skip
+            start = np.concatenate([c.start_ns for c in parts if c.start_ns is not None])
+            end = start + np.concatenate([c.duration_ns for c in parts])
+            thread = np.concatenate([c.device for c in parts])
+            under = sum((waited_under(g, start, end) for g in gaps[rank]), np.zeros(start.size, np.int64))
+            own = innermost(start, end, thread, under)
+            hit = own > 0
+            label = list(names)
+            for g, seg in _split_by(ids[hit], own[hit]):
+                acc = per_name.setdefault(label[g], [0, 0])
+                acc[0] += int(seg.sum())
+                acc[1] += int(seg.size)
+        ranked = sorted(per_name.items(), key=lambda kv: -kv[1][0])[:HOST_ACTIVITY_TOP]
+        return [HostActivity(name=n, idle_us=ns / _NS_PER_US, intervals=k) for n, (ns, k) in ranked]
+
     def _idle_split(self, done: _Finished, idle_us: float) -> tuple[IdleBreakdown, LaunchDelay] | None:
         """The idle time by cause, where the trace links kernels to their launch calls (else None). The gaps
         inside a harness burst set aside are not counted; the gap before one is the workload's (the host was
@@ -318,12 +350,15 @@ class GapAccumulator:
         host = kernel = 0
         delays: list[np.ndarray] = []
         api = {r: a for r in self._api if (a := self._api_of(r)) is not None}
+        gaps: dict[int | None, list[np.ndarray]] = {}
         for dev, (start, end, corr, _, counted) in done.spans.items():
             if dev[0] not in api:
                 continue
             cut = split(start, end, launch_times(corr, *api[dev[0]]), counted=counted)
             host, kernel = host + cut.host_wait_ns, kernel + cut.kernel_wait_ns
             delays.append(cut.delays_ns)
+            gaps.setdefault(dev[0], []).append(cut.host_gaps)
+        done.host_activity = self._host_activity(gaps)
         linked = np.concatenate(delays) if delays else np.zeros(0, np.int64)
         if not linked.size:
             return None
@@ -391,6 +426,7 @@ class GapAccumulator:
             sources=list(self.sources),
             warnings=warnings,
             harness=done.bursts,
+            host_activity=done.host_activity,
         )
 
 

@@ -30,6 +30,7 @@ class IdleSplit:
     kernel_wait_ns: int  # the rest of the idle time is "other"
     linked: int  # kernels whose launch time is known
     delays_ns: np.ndarray  # GPU start - host launch, per linked kernel
+    host_gaps: np.ndarray  # (n, 2) start, end ns of each host-wait gap, in time order
 
 
 def split(
@@ -59,7 +60,40 @@ def split(
         kernel_wait_ns=int(gap[kernel].sum()),
         linked=int(linked.sum()),
         delays_ns=(s - launched)[linked],
+        host_gaps=np.stack([gap_start[host], s[1:][host]], axis=1),
     )
+
+
+def waited_under(gaps: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """For each host interval [start, end), the ns of ``gaps`` (disjoint, sorted (n, 2) intervals: one
+    device's host-wait gaps) inside it: differences of the gaps' cumulative coverage, no loop per pair."""
+    if not gaps.size or not start.size:
+        return np.zeros(start.shape, np.int64)
+    lo, hi = gaps[:, 0], gaps[:, 1]
+    before = np.concatenate([[0], np.cumsum(hi - lo)])  # coverage before gap i
+
+    def covered(t: np.ndarray) -> np.ndarray:
+        i = np.searchsorted(lo, t, side="right") - 1
+        inside = np.where(i >= 0, np.minimum(t - lo[np.maximum(i, 0)], (hi - lo)[np.maximum(i, 0)]), 0)
+        return np.where(i >= 0, before[np.maximum(i, 0)] + inside, 0)
+
+    out: np.ndarray = covered(end) - covered(start)
+    return out
+
+
+def innermost(start: np.ndarray, end: np.ndarray, thread: np.ndarray, under: np.ndarray) -> np.ndarray:
+    """Each host interval's own share of ``under`` (the wait inside it): less what its directly nested
+    intervals on the same thread hold, so a wait counts once, for the innermost activity around it."""
+    own = under.astype(np.int64).copy()
+    order = np.lexsort((-end, start, thread))
+    stack: list[int] = []
+    for i in order[under[order] > 0].tolist():  # only intervals with some wait inside can matter
+        while stack and (thread[stack[-1]] != thread[i] or start[i] >= end[stack[-1]]):
+            stack.pop()
+        if stack:
+            own[stack[-1]] -= under[i]
+        stack.append(i)
+    return own
 
 
 def launch_times(corr: np.ndarray, api_corr: np.ndarray, api_ns: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 
 from kernelscope.model import numbers
 from kernelscope.model.profile import Profile
-from kernelscope.model.records import KernelLaunch, MemoryOp, Vendor
+from kernelscope.model.records import Annotation, KernelLaunch, MemoryOp, Vendor
 
 NO_DEVICE = -1  # column value for "device unknown"; never leaves the columns
 NO_CORRELATION = -1  # column value for "launching API call unknown"
@@ -90,6 +90,9 @@ class LaunchColumns:
     api_ns: np.ndarray | None = None
     # host ranges (start, end ns; shape (n, 2)) annotated HARNESS_MARK...: kernels launched inside are harness
     harness_marks: np.ndarray | None = None
+    # host work (ops, ranges, Python frames, runtime calls) with its thread id in ``device``: what the host
+    # was doing while the GPU waited for it (Kineto's columns; the records path gives its annotations)
+    host: OpColumns | None = None
 
     @classmethod
     def from_profile(cls, profile: Profile) -> list[LaunchColumns]:
@@ -101,20 +104,40 @@ class LaunchColumns:
             groups.setdefault((m.rank, "unknown", m.start_ns is not None), ([], []))[1].append(m)
         source = profile.sources[0] if profile.sources else None
         marks: dict[int | None, list[tuple[int, int]]] = {}
+        hosts: dict[int | None, list[Annotation]] = {}
         for a in profile.annotations:
-            if a.domain == "host" and a.name.startswith(HARNESS_MARK):
-                marks.setdefault(a.rank, []).append((a.start_ns, a.end_ns))
+            if a.domain == "host":
+                hosts.setdefault(a.rank, []).append(a)
+                if a.name.startswith(HARNESS_MARK):
+                    marks.setdefault(a.rank, []).append((a.start_ns, a.end_ns))
         out = []
         for (rank, vendor, _), (ks, ms) in groups.items():
             linked = [(k.correlation_id, k.launch_ns) for k in ks if k.correlation_id is not None and k.launch_ns]
             corr, ns = (np.array(c, np.int64) for c in zip(*linked, strict=True)) if linked else (None, None)
             cols = cls(OpColumns.from_records(ks), OpColumns.from_records(ms), rank, vendor, source, corr, ns)
             out.append(cols)
-        for rank, ranges in marks.items():  # on the first batch of their rank, or on their own
+        for rank in marks.keys() | hosts.keys():  # on the first batch of their rank, or on their own
             at = next((i for i, c in enumerate(out) if c.rank == rank), None)
-            arr = np.array(ranges, np.int64).reshape(-1, 2)
+            extra = {
+                "harness_marks": np.array(marks.get(rank, []), np.int64).reshape(-1, 2),
+                "host": _annotation_columns(hosts.get(rank, [])),
+            }
             if at is None:
-                out.append(cls(OpColumns.empty(), OpColumns.empty(), rank, source=source, harness_marks=arr))
+                out.append(cls(OpColumns.empty(), OpColumns.empty(), rank, source=source, **extra))  # type: ignore[arg-type]
             else:
-                out[at] = replace(out[at], harness_marks=arr)
+                out[at] = replace(out[at], **extra)  # type: ignore[arg-type]
         return out
+
+
+def _annotation_columns(notes: Sequence[Annotation]) -> OpColumns:
+    """Host annotations as host-work columns (thread id in ``device``)."""
+    ok = [a for a in notes if numbers.is_duration(a.start_ns) and numbers.is_duration(a.end_ns - a.start_ns)]
+    ids: dict[str, int] = {}
+    idx = [ids.setdefault(a.name, len(ids)) for a in ok]
+    return OpColumns(
+        names=list(ids),
+        name_idx=np.array(idx, np.int64),
+        duration_ns=np.array([a.end_ns - a.start_ns for a in ok], np.int64),
+        start_ns=np.array([a.start_ns for a in ok], np.int64),
+        device=np.array([a.thread if a.thread is not None else NO_DEVICE for a in ok], np.int64),
+    )

@@ -118,6 +118,16 @@ class Steady(msgspec.Struct, kw_only=True):
     device: int | None = None
 
 
+class HostActivity(msgspec.Struct, kw_only=True):
+    """Host work the GPU waited under: the host-wait idle time inside this name's intervals (ops, the
+    workload's ranges, Python frames, runtime calls such as a sync), each wait counted once, for the
+    innermost interval around it (``analyses/idle.py``)."""
+
+    name: str
+    idle_us: float
+    intervals: int  # of this name with some of that wait inside
+
+
 class GapTotals(msgspec.Struct, kw_only=True):
     kernel_time_us: float
     busy_time_us: float | None
@@ -147,6 +157,7 @@ class GapResult(msgspec.Struct, Tabular, kw_only=True):
     warnings: list[str] = msgspec.field(default_factory=list)
     harness: list[HarnessBurst] = msgspec.field(default_factory=list)  # found; set aside unless include_harness
     steady: list[Steady] = msgspec.field(default_factory=list)  # with --window steady: per rank, what was found
+    host_activity: list[HostActivity] = msgspec.field(default_factory=list)  # top host work under idle gaps
     schema: str = "kernelscope.gap.v1"
 
     def _rows(self) -> list[dict[str, Any]]:

@@ -67,6 +67,11 @@ def _cut(name: str, width: int = 60) -> str:
     return one_line(name if len(name) <= width else name[: width - 1] + "…")
 
 
+def host_line(r: GapResult, top: int) -> str:
+    """The host work the GPU waited under most, one line (names escaped)."""
+    return ", ".join(f"{_cut(h.name, 48)} {_us(h.idle_us)} ({h.intervals}x)" for h in r.host_activity[:top])
+
+
 def harness_line(r: GapResult) -> str | None:
     """What benchmark/tuning activity was found and whether it was set aside (one line, names escaped)."""
     if not r.harness:
@@ -98,6 +103,8 @@ def tables(result: GapResult) -> list[Table]:
                 f"{t.memory_ops:,} ({_us(t.memory_time_us)}, {'included' if r.options.include_memory else 'excluded'})",
             ),
         ]
+        if r.host_activity:
+            summary.append(("GPU waited under", host_line(r, 3)))
         if (line := harness_line(r)) is not None:
             summary.append(("harness", line))
         for st in result.steady if r is result or not result.phases else []:

@@ -46,6 +46,8 @@ PARALLEL_MIN_BYTES = 64 << 20  # below this, starting workers costs more than it
 _KERNEL_CATS = frozenset({"kernel", "Kernel"})
 _MEMORY_CATS = {"gpu_memcpy": "memcpy", "Memcpy": "memcpy", "gpu_memset": "memset", "Memset": "memset"}
 _API_CATS = frozenset({"cuda_runtime", "cuda_driver", "Runtime", "runtime"})
+# host work that can keep the GPU waiting: ops, the workload's ranges, Python frames, runtime calls (syncs)
+_HOST_CATS = frozenset({"cpu_op", "Operator", "user_annotation", "python_function"}) | _API_CATS
 _ANNOTATION_CATS = {"user_annotation": "host", "gpu_user_annotation": "gpu", "gpu_user_Annotation": "gpu"}
 _OP_CATS = frozenset({"cpu_op", "Operator"})  # "Operator": PyTorch 1.8's spelling
 
@@ -85,6 +87,7 @@ class _LeanEvent(msgspec.Struct, gc=False):
     cat: str = ""
     name: str = ""
     pid: Scalar = None
+    tid: Scalar = None
     ts: float = 0.0
     dur: float = 0.0
     args: _LeanArgs | None = None
@@ -366,24 +369,28 @@ def _call(op: _OpEvent, ks: list[_OpEvent], *, inner: bool) -> OpCall:
     )
 
 
-def _op_columns(events: list[_LeanEvent] | list[_OpEvent], *, linked: bool = True) -> OpColumns:
-    """``linked``: keep each event's correlation id (kernels, joined to their launch calls)."""
+def _op_columns(
+    events: list[_LeanEvent] | list[_OpEvent], *, linked: bool = True, threads: bool = False
+) -> OpColumns:
+    """``linked``: keep each event's correlation id (kernels, joined to their launch calls); ``threads``:
+    host events, whose ``device`` column is their thread id."""
     n = len(events)
     ids: dict[str, int] = {}
     idx = np.fromiter((ids.setdefault(e.name, len(ids)) for e in events), np.int64, n)
     ts = np.fromiter((e.ts for e in events), np.float64, n)
     dur = np.fromiter((e.dur for e in events), np.float64, n)
-    raw = [e.args.device if e.args is not None else None for e in events]
+    raw = [e.tid if threads else e.args.device if e.args is not None else None for e in events]
     try:
         device = np.array(raw, np.int64)
     except (TypeError, ValueError, OverflowError):  # absent (ROCm: the device is the pid), text, or huge
-        devs = [_int(d) if d is not None else _int(e.pid) for d, e in zip(raw, events, strict=True)]
+        devs = [_int(d) if d is not None or threads else _int(e.pid) for d, e in zip(raw, events, strict=True)]
         device = np.array([NO_DEVICE if d is None else d for d in devs], np.int64)
     corr = _correlations(events) if linked else None
     names = list(ids)
     keep = numbers.possible_us(ts, dur)
     if not keep.all():
-        numbers.count_dropped("kernels and memory operations", int(n - keep.sum()), "trace")
+        what = "host events" if threads else "kernels and memory operations"
+        numbers.count_dropped(what, int(n - keep.sum()), "trace")
         ts, dur, device = ts[keep], dur[keep], device[keep]
         corr = corr[keep] if corr is not None else None
         remap: dict[int, int] = {}  # names of the kept events only, in order of first appearance
@@ -421,7 +428,8 @@ def _columns(
     marks = [(e.ts, e.dur) for e in events if e.cat == "user_annotation" and e.name.startswith(HARNESS_MARK)]
     # only kernels are joined to their launch calls (the records path links kernels alone, too)
     mem = _op_columns(memory, linked=False)
-    cols = LaunchColumns(_op_columns(kernels), mem, rank, vendor, source, corr, ns)
+    host = _op_columns([e for e in events if e.cat in _HOST_CATS and e.dur > 0], linked=False, threads=True)
+    cols = LaunchColumns(_op_columns(kernels), mem, rank, vendor, source, corr, ns, host=host)
     if not marks:
         return cols
     ts, dur = (np.array(v, np.float64) for v in zip(*marks, strict=True))

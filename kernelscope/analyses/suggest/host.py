@@ -31,6 +31,9 @@ def host_experiment(ev: Evidence) -> tuple[Experiment, bool] | None:
         return None
     gpu_pct = 100 * busy / devices / wall
     delay = f"; launch to start median {t.launch_delay_us.median_us:,.1f} µs" if t.launch_delay_us else ""
+    if ev.gap is not None and ev.gap.host_activity:  # what the host was doing meanwhile, innermost first
+        under = ", ".join(f"{h.name} {h.idle_us:,.0f} µs" for h in ev.gap.host_activity[:3])
+        delay += f"; the waits fell under {under}"
     steps = [
         Step(
             evidence=f"gap: the GPU waited for the host {wait / devices:,.0f} µs of {wall:,.0f} µs wall time "
