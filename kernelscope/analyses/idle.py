@@ -54,7 +54,8 @@ def split(
     nxt = launched[1:]
     host = waits & (nxt != UNKNOWN) & (nxt > gap_start)
     kernel = waits & ~host & (nxt != UNKNOWN) & (gap < kernel_wait_ns)
-    linked = (launched != UNKNOWN) & mine
+    # a kernel cannot start before the host asked for it: such a link (clock skew, damage) is not trusted
+    linked = (launched != UNKNOWN) & mine & (s >= launched)
     return IdleSplit(
         host_wait_ns=int(gap[host].sum()),
         kernel_wait_ns=int(gap[kernel].sum()),

@@ -70,9 +70,7 @@ class OpColumns:
             duration_ns=np.array([k.duration_ns for k in recs], np.int64),
             start_ns=None if not recs or starts[0] is None else np.array(starts, np.int64),
             device=np.array([NO_DEVICE if k.device is None else k.device for k in recs], np.int64),
-            correlation=np.array(
-                [NO_CORRELATION if k.correlation_id is None else k.correlation_id for k in recs], np.int64
-            ),
+            correlation=np.array([_correlation(k.correlation_id) for k in recs], np.int64),
         )
 
 
@@ -112,7 +110,14 @@ class LaunchColumns:
                     marks.setdefault(a.rank, []).append((a.start_ns, a.end_ns))
         out = []
         for (rank, vendor, _), (ks, ms) in groups.items():
-            linked = [(k.correlation_id, k.launch_ns) for k in ks if k.correlation_id is not None and k.launch_ns]
+            linked = [
+                (k.correlation_id, k.launch_ns)
+                for k in ks
+                if k.correlation_id is not None
+                and numbers.is_int64(k.correlation_id)
+                and k.launch_ns
+                and numbers.is_duration(k.launch_ns)
+            ]
             corr, ns = (np.array(c, np.int64) for c in zip(*linked, strict=True)) if linked else (None, None)
             cols = cls(OpColumns.from_records(ks), OpColumns.from_records(ms), rank, vendor, source, corr, ns)
             out.append(cols)
@@ -127,6 +132,11 @@ class LaunchColumns:
             else:
                 out[at] = replace(out[at], **extra)  # type: ignore[arg-type]
         return out
+
+
+def _correlation(c: int | None) -> int:
+    """A record's correlation id as a column value: NO_CORRELATION when absent or beyond int64."""
+    return c if c is not None and numbers.is_int64(c) else NO_CORRELATION
 
 
 def _annotation_columns(notes: Sequence[Annotation]) -> OpColumns:
