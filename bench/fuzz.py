@@ -598,6 +598,7 @@ def classify(call: Callable[[Path], Any], path: Path) -> dict[str, Any]:
 def _worker(conn: Connection, seeds: dict[str, list[Path]], scratch: str) -> None:
     os.setsid()  # a process group of its own: a timeout kills an external disassembler too
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.dup2(2, 1)  # whatever a target or a native library prints goes to stderr, never into --json's stdout
     boss = os.getppid()
     while True:
         while not conn.poll(1.0):
