@@ -581,7 +581,7 @@ def _no_timeline(w: dict[str, Any]) -> None:
     [
         (_row_of_four, "wave.instructions: arrays of 5 integers"),
         (_text_in_a_row, "wave.instructions: arrays of 5 integers"),
-        (_negative_line, "instruction line numbers >= 0"),
+        (_negative_line, "wave.instructions: integers from 0 to 2**40"),
         (_state_seven, "wave states 0..4"),
         (_no_timeline, "a rocprofv3 ATT wave file"),
     ],

@@ -53,17 +53,18 @@ class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
 
     def drop_impossible(self) -> Profile:
         """Drop (in place) the records whose times are impossible (negative, beyond int64, ending before they
-        start) and the statistics with negative or non-finite numbers; one ``DroppedRecordsWarning`` counts
-        them. Every reader's output passes here (``readers.read``/``stream``)."""
+        start) or whose name is not text (a damaged SQLite file keeps any type in any column), and the
+        statistics with negative or non-finite numbers; one ``DroppedRecordsWarning`` counts them. Every
+        reader's output passes here (``readers.read``/``stream``)."""
         lists: list[list[Any]] = [self.launches, self.memory_ops, self.annotations]
         dropped = 0
         for items in lists:
-            if not all(numbers.possible_times(r) for r in items):
-                kept = [r for r in items if numbers.possible_times(r)]
+            if not all(isinstance(r.name, str) and numbers.possible_times(r) for r in items):
+                kept = [r for r in items if isinstance(r.name, str) and numbers.possible_times(r)]
                 dropped += len(items) - len(kept)
                 items[:] = kept
-        if not all(numbers.stats_possible(s) for s in self.stats):
-            kept_stats = [s for s in self.stats if numbers.stats_possible(s)]
+        if not all(isinstance(s.name, str) and numbers.stats_possible(s) for s in self.stats):
+            kept_stats = [s for s in self.stats if isinstance(s.name, str) and numbers.stats_possible(s)]
             dropped += len(self.stats) - len(kept_stats)
             self.stats[:] = kept_stats
         numbers.count_dropped("records", dropped, ", ".join(self.sources) or "input")

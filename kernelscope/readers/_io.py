@@ -52,6 +52,9 @@ def connect_sqlite(path: Path) -> sqlite3.Connection:
 
 
 _SQL_TEXT = functools.partial(str, encoding="utf-8", errors="replace")
+# what a damaged SQLite file raises: its own errors, and UnicodeDecodeError when sqlite3 decodes an error message
+# or a column name holding the file's invalid bytes (the text_factory covers values only)
+SQL_ERRORS = (sqlite3.DatabaseError, UnicodeDecodeError)
 
 
 def sql_rows(cur: sqlite3.Cursor, ints: frozenset[str]) -> Iterator[dict[str, Any]]:

@@ -8,14 +8,13 @@ report it was exported from give the same ``KernelLaunch.metrics`` up to the CSV
 from __future__ import annotations
 
 import csv
-import math
 import re
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from kernelscope.errors import FormatError
-from kernelscope.model import DeviceInfo, Dim3, KernelLaunch
+from kernelscope.model import DeviceInfo, Dim3, KernelLaunch, numbers
 from kernelscope.model.records import items_from_blocks
 
 # canonical field -> (details page "Section/Metric Name", raw page and report metric). One table per page
@@ -114,12 +113,9 @@ def csv_rows(f: Iterable[str], path: Path, fix: str) -> Iterator[list[str]]:
 
 
 def number(text: str) -> float | None:
-    """A CSV cell as a float ("67,711" -> 67711.0); None for empty, text ("all", "n/a") and NaN."""
-    try:
-        v = float(text.replace(",", ""))
-    except ValueError:
-        return None
-    return None if math.isnan(v) else v
+    """A CSV cell as a finite float ("67,711" -> 67711.0); None for empty, text ("all", "n/a"), NaN and
+    infinities (``numbers.to_float``)."""
+    return numbers.to_float(text)
 
 
 def dim3(text: str) -> Dim3 | None:

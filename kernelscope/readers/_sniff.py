@@ -7,13 +7,12 @@ more specific signatures come first. Extensions never decide alone: a renamed fi
 from __future__ import annotations
 
 import gzip
-import sqlite3
 import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 from kernelscope.readers._csv import norm
-from kernelscope.readers._io import connect_sqlite, open_raw
+from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, open_raw
 
 HEAD_BYTES = 1 << 16
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -80,7 +79,7 @@ def _sqlite_format(path: Path) -> str | None:
             names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")}
         finally:
             con.close()
-    except sqlite3.DatabaseError:
+    except SQL_ERRORS:
         return None
     if "CUPTI_ACTIVITY_KIND_KERNEL" in names or "StringIds" in names:
         return "nsys-sqlite"

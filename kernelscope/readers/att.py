@@ -147,7 +147,16 @@ def _table(value: msgspec.Raw, width: int, path: Path, what: str) -> Int64s:
         flat = np.empty(0, dtype=np.int64)
     if flat.size != rows * width:
         raise FormatError(path, f"{what}: arrays of {width} integers", "other values or lengths")
+    # cycles, counts, line numbers: never negative, and bounded so that sums over a capture stay exact in
+    # float64 and int64 and a line number cannot size a bincount beyond memory
+    if flat.size and (int(flat.min()) < 0 or int(flat.max()) > _MAX_VALUE):
+        bad = int(flat.min()) if int(flat.min()) < 0 else int(flat.max())
+        raise FormatError(path, f"{what}: integers from 0 to 2**{_MAX_BITS}", str(bad))
     return flat.reshape(rows, width)
+
+
+_MAX_BITS = 40  # 18 minutes of cycles at 1 GHz per value; a capture is milliseconds
+_MAX_VALUE = 1 << _MAX_BITS
 
 
 _WAITCNT = "wave.waitcnt: [[wait line, [[memory line, 0], ...]], ...]"
@@ -264,9 +273,7 @@ def _read_wave(path: Path, part: _Part) -> None:
     doc = _decode(path, _WaveFile, "a rocprofv3 ATT wave file (se*_sm*_sl*_wv*.json)")
     w = doc.wave
     insts = _table(w.instructions, 5, path, "wave.instructions")
-    low = int(insts[:, 4].min()) if len(insts) else 1
-    if low < 0:
-        raise FormatError(path, "instruction line numbers >= 0", str(low))
+    low = int(insts[:, 4].min()) if len(insts) else 1  # never negative: _table
     if low == 0:  # line 0: no PC; the decoder leaves these out of its sums and its idle clock
         has_pc = insts[:, 4] != 0
         part.no_pc += len(insts) - int(has_pc.sum())

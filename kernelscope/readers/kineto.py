@@ -231,23 +231,34 @@ def _vendor(header: dict[str, Any]) -> Vendor:
 
 def _devices(header: dict[str, Any], vendor: Vendor, rank: int | None) -> list[DeviceInfo]:
     out = []
-    for p in header.get("deviceProperties") or []:
-        if not isinstance(p, dict) or "id" not in p:
+    props = header.get("deviceProperties")
+    for p in props if isinstance(props, list) else []:  # untyped header JSON: every field checked
+        index = _int(p.get("id")) if isinstance(p, dict) and isinstance(p.get("id"), int | float | str) else None
+        if index is None or not isinstance(p, dict):
             continue
-        arch = p.get("gcnArchName")
-        if arch is None and vendor == "nvidia" and "computeMajor" in p:
-            arch = f"sm_{p['computeMajor']}{p.get('computeMinor', 0)}"
+        arch = _text(p.get("gcnArchName"))
+        major, minor = _int_or_none(p.get("computeMajor")), _int_or_none(p.get("computeMinor", 0))
+        if arch is None and vendor == "nvidia" and major is not None:
+            arch = f"sm_{major}{minor or 0}"
         out.append(
             DeviceInfo(
-                index=int(p["id"]),
+                index=index,
                 vendor=vendor,
-                name=p.get("name"),
+                name=_text(p.get("name")),
                 arch=arch,
-                compute_units=p.get("numSms"),
+                compute_units=_int_or_none(p.get("numSms")),
                 rank=rank,
             )
         )
     return out
+
+
+def _text(v: object) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _int_or_none(v: object) -> int | None:
+    return _int(v) if isinstance(v, int | float | str) else None
 
 
 def _rank_of(header: dict[str, Any], rank: int | None) -> int | None:

@@ -31,7 +31,7 @@ from typing import Any
 from kernelscope.errors import FormatError
 from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, numbers
 from kernelscope.model.records import items_from_blocks
-from kernelscope.readers._io import connect_sqlite, sql_rows
+from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, sql_rows
 
 FORMAT = "nsys-sqlite"
 _EXPECTED = "an Nsight Systems SQLite export (nsys export --type sqlite)"
@@ -60,13 +60,13 @@ class _Db:
         self.path = path
         try:
             self.con = connect_sqlite(path)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise FormatError(path, _EXPECTED, f"a file SQLite cannot open ({exc})") from None
         try:
             self.tables = {
                 r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
             }
-        except sqlite3.DatabaseError as exc:
+        except SQL_ERRORS as exc:
             self.con.close()
             raise FormatError(path, _EXPECTED, f"a file SQLite cannot open ({exc})") from None
         self._cols: dict[str, set[str]] = {}
@@ -284,7 +284,7 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
             formats=[FORMAT],
             metadata=meta,
         )
-    except sqlite3.DatabaseError as exc:  # damaged pages, or tables without the columns every version has
+    except SQL_ERRORS as exc:  # damaged pages, or tables without the columns every version has
         raise FormatError(path, _EXPECTED, f"a database SQLite cannot query ({exc})") from None
     finally:
         db.con.close()

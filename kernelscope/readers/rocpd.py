@@ -35,7 +35,7 @@ import msgspec
 from kernelscope.errors import FormatError
 from kernelscope.model import DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, numbers, text
 from kernelscope.model.records import blocks_from_items
-from kernelscope.readers._io import connect_sqlite, sql_rows
+from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, sql_rows
 
 FORMAT = "rocpd"
 _EXPECTED = "a rocpd SQLite database with the `kernels` view (rocprofv3 --output-format rocpd)"
@@ -54,7 +54,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     try:
         con = connect_sqlite(path)
         con.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opening is lazy: this reads the header
-    except sqlite3.DatabaseError as exc:
+    except SQL_ERRORS as exc:
         raise FormatError(path, _EXPECTED, f"a file SQLite cannot open ({exc})") from None
     return con
 
@@ -206,7 +206,7 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
             sources=[src],
             formats=[FORMAT],
         )
-    except sqlite3.DatabaseError as exc:  # damaged pages, or views over tables that are missing
+    except SQL_ERRORS as exc:  # damaged pages, or views over tables that are missing
         raise FormatError(path, _EXPECTED, f"a database SQLite cannot query ({exc})") from None
     except KeyError as exc:
         raise FormatError(path, _EXPECTED, f"a `kernels` view without the column {exc}") from None
