@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 
 import msgpack
+from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import NoteSection, SymbolTableSection
 
@@ -51,7 +52,7 @@ def _metadata(path: Path, data: bytes) -> dict[str, object]:
                     doc = msgpack.unpackb(raw, raw=False, strict_map_key=False)
                     if isinstance(doc, dict):
                         return doc
-    except (*ELF_ERRORS, msgpack.UnpackException) as exc:
+    except (*ELF_ERRORS, msgpack.UnpackException, TypeError) as exc:  # TypeError: msgpack, an unhashable map key
         raise FormatError(path, "an AMDGPU code object", f"an unreadable ELF ({exc})") from None
     raise FormatError(path, "an AMDGPU code object with amdhsa metadata", "no AMDGPU metadata note (code object v2?)")
 
@@ -122,11 +123,12 @@ _LABEL = re.compile(r"^[0-9a-f]+ <(.+)>:$")
 def disassemble(path: Path, arch: str) -> tuple[dict[str, list[str]], str]:
     """Instruction lines per kernel symbol, and the tool that produced them (the first LLVM that knows
     the target)."""
+    sizes = _function_sizes(path)  # first: a damaged ELF can keep llvm-objdump printing for minutes
     failures = []
     for tool in llvm_objdumps():
         proc = run_tool([tool, "-d", f"--mcpu={arch}", str(path)])
         if proc.returncode == 0 and "not a recognized processor" not in proc.stderr:
-            return _per_symbol(proc.stdout, _function_sizes(path)), _version(tool)
+            return _per_symbol(proc.stdout, sizes), _version(tool)
         failures.append(f"{_version(tool)}: {(proc.stderr.strip().splitlines() or ['no output'])[0]}")
     raise ToolFailedError(f"no installed LLVM disassembles {arch} ({'; '.join(failures)}); LLVM 20 or later does")
 
@@ -139,10 +141,16 @@ def _version(tool: str) -> str:
 
 
 def _function_sizes(path: Path) -> dict[str, int]:
-    """Byte size of each function symbol: where a kernel's code ends and the alignment padding begins."""
+    """Byte size of each function symbol: where a kernel's code ends and the alignment padding begins.
+    Every section must lie inside the file (a corrupted size or offset is a damaged ELF, not a long one)."""
     try:
         with path.open("rb") as f:
-            symtab = ELFFile(f).get_section_by_name(".symtab")
+            elf = ELFFile(f)
+            size = path.stat().st_size
+            for sec in elf.iter_sections():
+                if sec["sh_type"] != "SHT_NOBITS" and sec["sh_offset"] + sec["sh_size"] > size:
+                    raise ELFError(f"section {sec.name!r} runs past the end of the file")
+            symtab = elf.get_section_by_name(".symtab")
             if not isinstance(symtab, SymbolTableSection):
                 return {}
             return {s.name: s["st_size"] for s in symtab.iter_symbols() if s["st_info"]["type"] == "STT_FUNC"}
