@@ -48,6 +48,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections import Counter
@@ -448,6 +449,9 @@ def _mutate(data: bytes, rng: Random, pool: list[tuple[str, Mutator]], names: li
     return data
 
 
+_QUIET = threading.Lock()
+
+
 def make_input(target: Target, seeds: dict[str, list[Path]], seed: int, index: int, where: Path) -> tuple[Path, str]:
     """Write input ``index`` of ``target`` under the empty folder ``where``; its path and a description."""
     where.mkdir(parents=True, exist_ok=True)
@@ -477,7 +481,9 @@ def make_input(target: Target, seeds: dict[str, list[Path]], seed: int, index: i
         ws = where / "ws"
         from kernelscope import api
 
-        with contextlib.redirect_stdout(None):
+        # redirect_stdout swaps the process-wide sys.stdout: CLI inputs are made in threads, and two swaps
+        # interleaving would leave sys.stdout None for good (and --json would print nothing)
+        with _QUIET, contextlib.redirect_stdout(None):
             api.init_workspace(ws)
             api.memory_init(workspace=ws)
         file = path = ws / "memory" / "v1.json"
