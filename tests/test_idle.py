@@ -45,6 +45,8 @@ def test_each_gap_gets_its_cause(tmp_path: Path) -> None:
     assert (b.kernel_wait_us, b.host_wait_us, b.other_us) == pytest.approx((2, 30, 20))
     assert t.launch_delay_us is not None and t.launch_delay_us.linked == 4
     assert t.launch_delay_us.median_us == pytest.approx(8.5)  # delays 3, 7, 10, 35
+    assert t.launch_delay_us.call_median_us == pytest.approx(2)  # every launch call took 2 µs
+    assert t.launch_delay_us.shorter_than_call == 0  # every kernel ran 8 µs or more
 
 
 @pytest.mark.parametrize("name", ["h100_prefill_decode.json.gz", "h100_train_steps.json.gz"])
@@ -175,3 +177,18 @@ def test_a_host_bound_decode_names_the_host_work_it_waited_under() -> None:
     assert r.host_activity[0].name == "aten::_cudnn_attention_forward"
     top = api.suggest([DEMO / "h100_prefill_decode.json.gz"], top=1).experiments[0]
     assert "aten::_cudnn_attention_forward" in top.rationale[0].evidence
+
+
+def test_kernels_shorter_than_their_launch_call_are_counted(tmp_path: Path) -> None:
+    """Three 1 µs kernels each launched by a 6 µs call, one 20 µs kernel by a 6 µs call: the host cannot keep
+    the GPU fed with the short ones (HTA's launch statistics ask the same)."""
+    events = []
+    for corr, (start, dur) in enumerate([(10, 1), (20, 1), (30, 1), (40, 20)], start=1):
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": start - 8, "dur": 6, "args": {"correlation": corr}})  # fmt: skip
+        events.append({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": start, "dur": dur,
+                       "args": {"device": 0, "correlation": corr}})  # fmt: skip
+    path = tmp_path / "short.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    for d in (api.gap_report([path]).totals.launch_delay_us, gap(read(path), GapOptions()).totals.launch_delay_us):
+        assert d is not None and d.call_median_us == pytest.approx(6) and d.shorter_than_call == 3

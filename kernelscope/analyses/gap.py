@@ -118,7 +118,8 @@ class GapAccumulator:
         self._marks: dict[int | None, list[np.ndarray]] = {}  # rank -> harness annotation ranges (host ns)
         self._host: dict[int | None, list[OpColumns]] = {}  # rank -> host work (thread id in ``device``)
         self._finished: _Finished | None = None
-        self._api: dict[int | None, list[tuple[np.ndarray, np.ndarray]]] = {}  # rank -> (correlation, host ns)
+        # rank -> (correlation ids, host start ns, duration ns) of the launching API calls
+        self._api: dict[int | None, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
         self._activity: dict[int | None, list[int]] = {}  # rank -> [first start, last end]
         self._memory_ns = 0
         self._memory_ops = 0
@@ -189,7 +190,8 @@ class GapAccumulator:
         if cols.source is not None and cols.source not in self.sources:
             self.sources.append(cols.source)
         if cols.api_corr is not None and cols.api_ns is not None and cols.api_corr.size:
-            self._api.setdefault(cols.rank, []).append((cols.api_corr, cols.api_ns))
+            took = cols.api_dur_ns if cols.api_dur_ns is not None else np.zeros(cols.api_corr.size, np.int64)
+            self._api.setdefault(cols.rank, []).append((cols.api_corr, cols.api_ns, took))
         if cols.harness_marks is not None and cols.harness_marks.size:
             self._marks.setdefault(cols.rank, []).append(cols.harness_marks)
         if cols.host is not None and len(cols.host) and cols.host.start_ns is not None:
@@ -232,11 +234,13 @@ class GapAccumulator:
         """The benchmark and tuning bursts found (without computing the rows)."""
         return self._finish().bursts
 
-    def _api_of(self, rank: int | None) -> tuple[np.ndarray, np.ndarray] | None:
+    def _api_of(self, rank: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The rank's launching calls: correlation ids, host start ns, duration ns."""
         parts = self._api.get(rank)
         if not parts:
             return None
-        return np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])
+        corr, ns, took = (np.concatenate(c) for c in zip(*parts, strict=True))
+        return corr, ns, took
 
     def _bursts(self, dev: Key, start: np.ndarray, dur: np.ndarray, corr: np.ndarray, nid: np.ndarray,
                 flush: np.ndarray) -> list[tuple[str, np.ndarray]]:  # fmt: skip
@@ -245,7 +249,7 @@ class GapAccumulator:
         marks, api = self._marks.get(dev[0]), self._api_of(dev[0])
         if marks is None or api is None:
             return [(RULE, idx) for _, idx in find(start, dur, nid, flush)]
-        inside = marked(launch_times(corr, *api), np.concatenate(marks))
+        inside = marked(launch_times(corr, api[0], api[1]), np.concatenate(marks))
         inside[nid < 0] = -1  # memory operations are never harness
         return [
             (MARKED, idx[np.argsort(start[idx], kind="stable")])
@@ -347,16 +351,20 @@ class GapAccumulator:
         """The idle time by cause, where the trace links kernels to their launch calls (else None). The gaps
         inside a harness burst set aside are not counted; the gap before one is the workload's (the host was
         busy tuning)."""
-        host = kernel = 0
+        host = kernel = shorter = 0
         delays: list[np.ndarray] = []
+        calls: list[np.ndarray] = []
         api = {r: a for r in self._api if (a := self._api_of(r)) is not None}
         gaps: dict[int | None, list[np.ndarray]] = {}
         for dev, (start, end, corr, _, counted) in done.spans.items():
             if dev[0] not in api:
                 continue
-            cut = split(start, end, launch_times(corr, *api[dev[0]]), counted=counted)
-            host, kernel = host + cut.host_wait_ns, kernel + cut.kernel_wait_ns
+            a_corr, a_ns, a_took = api[dev[0]]
+            launched, took = launch_times(corr, a_corr, a_ns), launch_times(corr, a_corr, a_took)
+            cut = split(start, end, launched, counted=counted, call_ns=took)
+            host, kernel, shorter = host + cut.host_wait_ns, kernel + cut.kernel_wait_ns, shorter + cut.shorter
             delays.append(cut.delays_ns)
+            calls.append(cut.calls_ns)
             gaps.setdefault(dev[0], []).append(cut.host_gaps)
         done.host_activity = self._host_activity(gaps)
         linked = np.concatenate(delays) if delays else np.zeros(0, np.int64)
@@ -367,7 +375,14 @@ class GapAccumulator:
             host_wait_us=host_us, kernel_wait_us=kernel_us, other_us=max(idle_us - host_us - kernel_us, 0.0)
         )
         p50, p95 = np.percentile(linked, [50, 95]) / _NS_PER_US
-        return breakdown, LaunchDelay(median_us=float(p50), p95_us=float(p95), linked=int(linked.size))
+        took = np.concatenate(calls) if calls else np.zeros(0, np.int64)
+        return breakdown, LaunchDelay(
+            median_us=float(p50),
+            p95_us=float(p95),
+            linked=int(linked.size),
+            call_median_us=float(np.median(took)) / _NS_PER_US if took.size else None,
+            shorter_than_call=shorter,
+        )
 
     def result(self) -> GapResult:
         done = self._finish()

@@ -31,6 +31,8 @@ class IdleSplit:
     linked: int  # kernels whose launch time is known
     delays_ns: np.ndarray  # GPU start - host launch, per linked kernel
     host_gaps: np.ndarray  # (n, 2) start, end ns of each host-wait gap, in time order
+    calls_ns: np.ndarray  # the launching call's duration, per linked kernel whose call has one
+    shorter: int  # linked kernels that ran for less time than their launching call took
 
 
 def split(
@@ -39,11 +41,13 @@ def split(
     launch: np.ndarray,
     kernel_wait_ns: int = KERNEL_WAIT_NS,
     counted: np.ndarray | None = None,
+    call_ns: np.ndarray | None = None,
 ) -> IdleSplit:
     """The idle gaps between one device's kernels (``start``/``end`` ns; ``launch``: the host start of each
     one's API call, ``UNKNOWN`` where not linked), by cause. ``counted``: the kernels whose preceding gap and
     launch delay count (default all); the others (inside a harness burst set aside) keep the device busy
-    but their gaps are not the workload's."""
+    but their gaps are not the workload's. ``call_ns``: each launching call's duration (``UNKNOWN`` where
+    not linked): a kernel shorter than its own launch call cannot keep the GPU busy however deep the queue."""
     order = np.argsort(start, kind="stable")
     s, e, launched = start[order], end[order], launch[order]
     mine = np.ones(s.size, bool) if counted is None else counted[order]
@@ -56,12 +60,16 @@ def split(
     kernel = waits & ~host & (nxt != UNKNOWN) & (gap < kernel_wait_ns)
     # a kernel cannot start before the host asked for it: such a link (clock skew, damage) is not trusted
     linked = (launched != UNKNOWN) & mine & (s >= launched)
+    took = call_ns[order] if call_ns is not None else np.full(s.size, UNKNOWN, np.int64)
+    timed = linked & (took > 0)
     return IdleSplit(
         host_wait_ns=int(gap[host].sum()),
         kernel_wait_ns=int(gap[kernel].sum()),
         linked=int(linked.sum()),
         delays_ns=(s - launched)[linked],
         host_gaps=np.stack([gap_start[host], s[1:][host]], axis=1),
+        calls_ns=took[timed],
+        shorter=int(((e - s)[timed] < took[timed]).sum()),
     )
 
 

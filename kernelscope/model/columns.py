@@ -86,6 +86,7 @@ class LaunchColumns:
     # the host start (ns) of launching API calls by their correlation id, for the kernels' launch times
     api_corr: np.ndarray | None = None
     api_ns: np.ndarray | None = None
+    api_dur_ns: np.ndarray | None = None  # each launching call's duration
     # host ranges (start, end ns; shape (n, 2)) annotated HARNESS_MARK...: kernels launched inside are harness
     harness_marks: np.ndarray | None = None
     # host work (ops, ranges, Python frames, runtime calls) with its thread id in ``device``: what the host
@@ -111,15 +112,15 @@ class LaunchColumns:
         out = []
         for (rank, vendor, _), (ks, ms) in groups.items():
             linked = [
-                (k.correlation_id, k.launch_ns)
+                (k.correlation_id, k.launch_ns, k.launch_dur_ns if numbers.is_duration(k.launch_dur_ns) else 0)
                 for k in ks
                 if k.correlation_id is not None
                 and numbers.is_int64(k.correlation_id)
                 and k.launch_ns
                 and numbers.is_duration(k.launch_ns)
             ]
-            corr, ns = (np.array(c, np.int64) for c in zip(*linked, strict=True)) if linked else (None, None)
-            cols = cls(OpColumns.from_records(ks), OpColumns.from_records(ms), rank, vendor, source, corr, ns)
+            corr, ns, took = (np.array(c, np.int64) for c in zip(*linked, strict=True)) if linked else (None,) * 3
+            cols = cls(OpColumns.from_records(ks), OpColumns.from_records(ms), rank, vendor, source, corr, ns, took)
             out.append(cols)
         for rank in marks.keys() | hosts.keys():  # on the first batch of their rank, or on their own
             at = next((i for i, c in enumerate(out) if c.rank == rank), None)

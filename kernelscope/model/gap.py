@@ -85,6 +85,8 @@ class LaunchDelay(msgspec.Struct, kw_only=True):
     median_us: float
     p95_us: float
     linked: int  # launches whose API call the trace links (of ``launches``)
+    call_median_us: float | None = None  # the launching API call's own duration (cudaLaunchKernel...)
+    shorter_than_call: int = 0  # linked kernels that ran for less time than their launch call took
 
 
 class HarnessBurst(msgspec.Struct, kw_only=True):

@@ -64,6 +64,7 @@ class KernelLaunch(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True
     queue: int | None = None
     correlation_id: int | None = None
     launch_ns: int | None = None  # host time of the API call that launched it, when the trace links them
+    launch_dur_ns: int | None = None  # that API call's duration
     grid_blocks: Dim3 | None = None
     grid_items: Dim3 | None = None
     block: Dim3 | None = None

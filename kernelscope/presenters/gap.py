@@ -57,9 +57,14 @@ def _idle_causes(t: GapTotals) -> str:
     if b is None or d is None or not t.idle_time_us:
         return ""
     share = {k: 100 * v / t.idle_time_us for k, v in msgspec.structs.asdict(b).items()}
+    calls = (
+        f"; launch call median {d.call_median_us:,.1f} us, {d.shorter_than_call:,} kernels shorter than their call"
+        if d.call_median_us is not None
+        else ""
+    )
     return (
         f" (host wait {share['host_wait_us']:.0f}%, kernel wait {share['kernel_wait_us']:.0f}%, "
-        f"other {share['other_us']:.0f}%; launch to start median {d.median_us:,.1f} us)"
+        f"other {share['other_us']:.0f}%; launch to start median {d.median_us:,.1f} us{calls})"
     )
 
 

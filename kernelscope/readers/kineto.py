@@ -137,7 +137,7 @@ class _Batch:
         self.path, self.rank, self.vendor = str(path), rank, vendor
         self.names: dict[str, str] = {}  # interned: one string object per distinct kernel name
         self.dims: dict[tuple[int, ...], Dim3] = {}
-        self.api_ns: dict[int, int] = {}  # correlation id -> host time of the launching API call
+        self.api_ns: dict[int, tuple[int, int]] = {}  # correlation id -> the launching API call's (start, dur)
 
     def _dim(self, v: list[int] | None) -> Dim3 | None:
         if v is None or len(v) != 3:
@@ -174,7 +174,8 @@ class _Batch:
                         rank=self.rank,
                         stream=_int(a.stream) if a.stream is not None else _int(e.tid),
                         correlation_id=corr,
-                        launch_ns=api_ns.get(corr) if corr is not None else None,
+                        launch_ns=(call := api_ns.get(corr) if corr is not None else None) and call[0],
+                        launch_dur_ns=call[1] if call else None,
                         grid_blocks=grid,
                         grid_items=items_from_blocks(grid, block) if grid and block else None,
                         block=block,
@@ -186,7 +187,7 @@ class _Batch:
                 )
             elif cat in _API_CATS:
                 if e.args is not None and (corr := _int(e.args.correlation)) is not None:
-                    api_ns[corr] = start
+                    api_ns[corr] = (start, dur)
             elif cat in _MEMORY_CATS:
                 a = e.args or _Args()
                 mem.append(
@@ -299,7 +300,7 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
     prof.sources, prof.formats = [str(path)], [FORMAT]
     api = pairs[-1][1].api_ns
     prof.launches = [
-        msgspec.structs.replace(k, launch_ns=api[k.correlation_id])
+        msgspec.structs.replace(k, launch_ns=api[k.correlation_id][0], launch_dur_ns=api[k.correlation_id][1])
         if k.launch_ns is None and k.correlation_id in api
         else k
         for k in prof.launches
@@ -380,9 +381,7 @@ def _call(op: _OpEvent, ks: list[_OpEvent], *, inner: bool) -> OpCall:
     )
 
 
-def _op_columns(
-    events: list[_LeanEvent] | list[_OpEvent], *, linked: bool = True, threads: bool = False
-) -> OpColumns:
+def _op_columns(events: list[_LeanEvent] | list[_OpEvent], *, linked: bool = True, threads: bool = False) -> OpColumns:
     """``linked``: keep each event's correlation id (kernels, joined to their launch calls); ``threads``:
     host events, whose ``device`` column is their thread id."""
     n = len(events)
@@ -433,14 +432,17 @@ def _columns(
         ops.keep(events)  # type: ignore[arg-type]  # the shapes view decodes _OpEvent
     kernels = [e for e in events if e.cat in _KERNEL_CATS]
     memory = [e for e in events if e.cat in _MEMORY_CATS]
-    api = [(c, e.ts) for e in events if e.cat in _API_CATS and (c := _corr(e)) != NO_CORRELATION]
-    corr = np.array([c for c, _ in api], np.int64)
-    ns = np.rint(np.array([t for _, t in api], np.float64) * 1000).astype(np.int64)
+    api = [(c, e.ts, e.dur) for e in events if e.cat in _API_CATS and (c := _corr(e)) != NO_CORRELATION]
+    corr = np.array([c for c, _, _ in api], np.int64)
+    ts, took = (np.array([a[i] for a in api], np.float64) for i in (1, 2))
+    keep = numbers.possible_us(ts, took)  # an impossible call time links nothing
+    corr = corr[keep]
+    ns, took_ns = (np.rint(v[keep] * 1000).astype(np.int64) for v in (ts, took))
     marks = [(e.ts, e.dur) for e in events if e.cat == "user_annotation" and e.name.startswith(HARNESS_MARK)]
     # only kernels are joined to their launch calls (the records path links kernels alone, too)
     mem = _op_columns(memory, linked=False)
     host = _op_columns([e for e in events if e.cat in _HOST_CATS and e.dur > 0], linked=False, threads=True)
-    cols = LaunchColumns(_op_columns(kernels), mem, rank, vendor, source, corr, ns, host=host)
+    cols = LaunchColumns(_op_columns(kernels), mem, rank, vendor, source, corr, ns, took_ns, host=host)
     if not marks:
         return cols
     ts, dur = (np.array(v, np.float64) for v in zip(*marks, strict=True))
