@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernelscope.analyses.harness import MARKED, MIN_FLUSH_NS, RULE, find, flush_name_mask, marked
+from kernelscope.analyses.harness import MARKED, RULE, find, flush_name_mask, is_flush, marked
 from kernelscope.analyses.idle import innermost, launch_times, split, waited_under
 from kernelscope.identity import Identities
 from kernelscope.model import KernelStats, Profile
@@ -59,17 +59,19 @@ def busy_ns(starts: np.ndarray, ends: np.ndarray) -> int:
 
 
 Key = tuple[int | None, int]  # (rank, device)
+Calls = tuple[np.ndarray, np.ndarray]  # each launch's call: host start ns, duration ns (UNKNOWN: not linked)
 Windows = dict[int | None, list[tuple[int, int]]]
 
 
 @dataclass
 class _Finished:
-    """The launches once the harness is set aside: per device (starts, ends, correlation ids, kept, counted)
-    (``counted``: kept, or the first launch of a burst, whose preceding gap is the workload's; both None
-    when nothing was set aside),
+    """The launches once the harness is set aside: per device (starts, ends, launch call starts, launch call
+    durations, kept, counted) (the calls ``UNKNOWN`` where not linked, or all None when the rank links none;
+    ``counted``: kept, or the first launch of a burst, whose preceding gap is the workload's; ``kept`` and
+    ``counted`` None when nothing was set aside),
     the timed kernels' kept durations by row id, the bursts found and the spans cut out of each rank's wall."""
 
-    spans: dict[Key, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]]
+    spans: dict[Key, tuple[np.ndarray, np.ndarray, Calls | None, np.ndarray | None, np.ndarray | None]]
     timed: dict[int, list[np.ndarray]]
     bursts: list[HarnessBurst]
     cuts: dict[Key, list[tuple[int, int]]]
@@ -171,9 +173,8 @@ class GapAccumulator:
             return
         s, e = ops.start_ns, ops.start_ns + ops.duration_ns
         corr = ops.correlation if ops.correlation is not None else np.full(len(ops), NO_CORRELATION, np.int64)
-        none = np.full(len(ops), -1, np.int32)
-        if gids is None:
-            gids, nids = none, none
+        if gids is None:  # memory operations: no row, no kernel name
+            gids = nids = np.full(len(ops), -1, np.int32)
         else:
             nids = np.array([self._name_ids.setdefault(n, len(self._name_ids)) for n in ops.names], np.int32)
             nids = nids[ops.name_idx]
@@ -225,31 +226,20 @@ class GapAccumulator:
 
     def _wall(self, rank: int | None, activity: list[int]) -> int:
         spans = self.windows.get(rank)
-        if not spans:
-            return activity[1] - activity[0]
-        lo, hi = (np.array(v, np.int64) for v in zip(*spans, strict=True))
-        return busy_ns(lo, hi)
+        return _union_ns(spans) if spans else activity[1] - activity[0]
 
     def harness(self) -> list[HarnessBurst]:
         """The benchmark and tuning bursts found (without computing the rows)."""
         return self._finish().bursts
 
-    def _api_of(self, rank: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The rank's launching calls: correlation ids, host start ns, duration ns."""
-        parts = self._api.get(rank)
-        if not parts:
-            return None
-        corr, ns, took = (np.concatenate(c) for c in zip(*parts, strict=True))
-        return corr, ns, took
-
-    def _bursts(self, dev: Key, start: np.ndarray, dur: np.ndarray, corr: np.ndarray, nid: np.ndarray,
+    def _bursts(self, dev: Key, start: np.ndarray, dur: np.ndarray, calls: Calls | None, nid: np.ndarray,
                 flush: np.ndarray) -> list[tuple[str, np.ndarray]]:  # fmt: skip
         """(rule, launch indices in time order) of each harness burst on a device: exactly where its rank's
         trace holds kscope's harness annotations, else by the flush-alternation rule."""
-        marks, api = self._marks.get(dev[0]), self._api_of(dev[0])
-        if marks is None or api is None:
+        marks = self._marks.get(dev[0])
+        if marks is None or calls is None:
             return [(RULE, idx) for _, idx in find(start, dur, nid, flush)]
-        inside = marked(launch_times(corr, api[0], api[1]), np.concatenate(marks))
+        inside = marked(calls[0], np.concatenate(marks))
         inside[nid < 0] = -1  # memory operations are never harness
         return [
             (MARKED, idx[np.argsort(start[idx], kind="stable")])
@@ -264,25 +254,31 @@ class GapAccumulator:
         names = list(self._name_ids)
         flush = flush_name_mask(names)
         done = _Finished(spans={}, timed={}, bursts=[], cuts={})
+        api = {r: tuple(np.concatenate(c) for c in zip(*parts, strict=True)) for r, parts in self._api.items()}
         for dev, parts in self._spans.items():
             cols = tuple(np.concatenate(c) for c in zip(*parts, strict=True))
             self._spans[dev] = [cols]  # joined once: the batches' arrays are freed
             start, end, corr, gid, nid = cols
             dur = end - start
+            # each launch's call (its host start and duration), looked up once for the marks and the idle split
+            launch: Calls | None = None
+            if dev[0] in api:
+                launched, took = launch_times(corr, *api[dev[0]])
+                launch = (launched, took)
             keep: np.ndarray | None = None  # None: every launch is the workload's
             counted: np.ndarray | None = None
-            for rule, idx in self._bursts(dev, start, dur, corr, nid, flush):
+            for rule, idx in self._bursts(dev, start, dur, launch, nid, flush):
                 lo, hi, ns = int(start[idx[0]]), int(end[idx].max()), int(dur[idx].sum())
-                is_flush = flush[nid[idx]] & (dur[idx] >= MIN_FLUSH_NS)
-                calls = Counter(nid[idx][~is_flush].tolist())
-                flushes = Counter(nid[idx][is_flush].tolist())
+                flushing = is_flush(nid[idx], dur[idx], flush)
+                timed_calls = Counter(nid[idx][~flushing].tolist())
+                flushes = Counter(nid[idx][flushing].tolist())
                 done.bursts.append(
                     HarnessBurst(
                         rule=rule,
-                        kernels=[names[i] for i, _ in calls.most_common()],
+                        kernels=[names[i] for i, _ in timed_calls.most_common()],
                         flush=names[flushes.most_common(1)[0][0]] if flushes else "",
                         launches=int(idx.size),
-                        flushes=int(is_flush.sum()),
+                        flushes=int(flushing.sum()),
                         time_us=ns / _NS_PER_US,
                         span_us=(hi - lo) / _NS_PER_US,
                         start_us=lo / _NS_PER_US,
@@ -302,7 +298,7 @@ class GapAccumulator:
             if dev[0] in self.windows:  # the gap before each window's first launch lies between windows
                 opening = np.isin(start, [lo for lo, _ in self.windows[dev[0]]])
                 counted = ~opening if counted is None else counted & ~opening
-            done.spans[dev] = (start, end, corr, keep, counted)
+            done.spans[dev] = (start, end, launch, keep, counted)
             timed = gid >= 0 if keep is None else keep & (gid >= 0)
             for g, seg in _split_by(gid[timed], dur[timed]):
                 done.timed.setdefault(g, []).append(seg)
@@ -354,14 +350,11 @@ class GapAccumulator:
         host = kernel = shorter = 0
         delays: list[np.ndarray] = []
         calls: list[np.ndarray] = []
-        api = {r: a for r in self._api if (a := self._api_of(r)) is not None}
         gaps: dict[int | None, list[np.ndarray]] = {}
-        for dev, (start, end, corr, _, counted) in done.spans.items():
-            if dev[0] not in api:
+        for dev, (start, end, launch, _, counted) in done.spans.items():
+            if launch is None:
                 continue
-            a_corr, a_ns, a_took = api[dev[0]]
-            launched, took = launch_times(corr, a_corr, a_ns), launch_times(corr, a_corr, a_took)
-            cut = split(start, end, launched, counted=counted, call_ns=took)
+            cut = split(start, end, launch[0], counted=counted, call_ns=launch[1])
             host, kernel, shorter = host + cut.host_wait_ns, kernel + cut.kernel_wait_ns, shorter + cut.shorter
             delays.append(cut.delays_ns)
             calls.append(cut.calls_ns)
@@ -447,7 +440,11 @@ class GapAccumulator:
 
 def _covered(done: _Finished, rank: int | None) -> int:
     """ns of the rank's wall time inside harness bursts set aside (the union over its devices)."""
-    spans = [c for (r, _), cs in done.cuts.items() if r == rank for c in cs]
+    return _union_ns([c for (r, _), cs in done.cuts.items() if r == rank for c in cs])
+
+
+def _union_ns(spans: list[tuple[int, int]]) -> int:
+    """Length of the union of (start, end) ns spans."""
     if not spans:
         return 0
     lo, hi = (np.array(v, np.int64) for v in zip(*spans, strict=True))

@@ -54,10 +54,19 @@ class Burst:
         return frozenset(self.call)
 
 
+def is_flush(name_id: np.ndarray, duration_ns: np.ndarray, flush_names: np.ndarray) -> np.ndarray:
+    """Which launches are L2 flushes: a fill/zero/memset kernel (``flush_names[name_id]``) taking at least
+    ``MIN_FLUSH_NS``; ``name_id`` < 0 (not a kernel) never is."""
+    kern = name_id >= 0
+    out = np.zeros(name_id.size, bool)
+    out[kern] = flush_names[name_id[kern]] & (duration_ns[kern] >= MIN_FLUSH_NS)
+    return out
+
+
 def flush_bursts(name_id: np.ndarray, duration_ns: np.ndarray, flush_names: np.ndarray) -> list[Burst]:
     """The harness bursts among one device's launches, sorted by start: ``name_id`` per launch, its
     duration, and ``flush_names[name_id]``: whether that name is a fill/zero/memset kernel."""
-    pos = np.flatnonzero(flush_names[name_id] & (duration_ns >= MIN_FLUSH_NS))
+    pos = np.flatnonzero(is_flush(name_id, duration_ns, flush_names))
     if pos.size < 2:
         return []
     # segment j: the launches strictly between flushes pos[j] and pos[j+1]
@@ -123,12 +132,9 @@ def find(
 ) -> list[tuple[Burst, np.ndarray]]:
     """The bursts among one device's operations in any order (``name_id`` < 0: not a kernel), each with the
     indices of its launches into the inputs. Sorts only when enough flush-like launches exist to form one."""
-    kern = name_id >= 0
-    cand = np.zeros(name_id.size, bool)
-    cand[kern] = flush_names[name_id[kern]] & (duration_ns[kern] >= MIN_FLUSH_NS)
-    if int(cand.sum()) < MIN_FLUSHES:
+    if int(is_flush(name_id, duration_ns, flush_names).sum()) < MIN_FLUSHES:
         return []
-    idx = np.flatnonzero(kern)
+    idx = np.flatnonzero(name_id >= 0)
     idx = idx[np.argsort(start[idx], kind="stable")]
     return [(b, idx[b.first : b.last + 1]) for b in flush_bursts(name_id[idx], duration_ns[idx], flush_names)]
 

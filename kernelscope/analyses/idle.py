@@ -105,14 +105,17 @@ def innermost(start: np.ndarray, end: np.ndarray, thread: np.ndarray, under: np.
     return own
 
 
-def launch_times(corr: np.ndarray, api_corr: np.ndarray, api_ns: np.ndarray) -> np.ndarray:
-    """Each kernel's launch time from its correlation id (``UNKNOWN`` where none matches)."""
-    out = np.full(corr.shape, UNKNOWN, np.int64)
+def launch_times(corr: np.ndarray, api_corr: np.ndarray, *api_columns: np.ndarray) -> list[np.ndarray]:
+    """For each kernel, by its correlation id, the value of each of ``api_columns`` (its launching call's
+    host start, its duration...) in one search; ``UNKNOWN`` where no call matches."""
+    outs = [np.full(corr.shape, UNKNOWN, np.int64) for _ in api_columns]
     if not api_corr.size or not corr.size:
-        return out
+        return outs
     order = np.argsort(api_corr, kind="stable")
-    keys, vals = api_corr[order], api_ns[order]
+    keys = api_corr[order]
     pos = np.clip(np.searchsorted(keys, corr), 0, keys.size - 1)
     hit = (keys[pos] == corr) & (corr != UNKNOWN)
-    out[hit] = vals[pos[hit]]
-    return out
+    at = order[pos[hit]]
+    for out, column in zip(outs, api_columns, strict=True):
+        out[hit] = column[at]
+    return outs
