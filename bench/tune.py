@@ -2,7 +2,7 @@
 
     python bench/tune.py single  --out DIR   # one GPU: kscope vs @triton.autotune vs a vLLM-style script
     python bench/tune.py repeat  --out DIR   # one GPU: 20 re-runs of each one's final choice
-    python bench/tune.py scaling --out DIR --gpus N [--sweep batch]  # 1, 2, N GPUs: kscope local, Ray, static
+    python bench/tune.py scaling --out DIR --gpus N [--sweep batch|mlp|llm] [--counts 1,2]  # kscope local, Ray, static
     python bench/tune.py faults  --out DIR   # one GPU: candidates that fault, a worker killed mid-sweep
     python bench/tune.py overhead --out DIR  # CPU: the scheduler's cost per candidate
 
@@ -278,8 +278,9 @@ def static_split(shapes: list[dict[str, Any]], configs: list[dict[str, Any]], gp
     vLLM-style script, or ``_kstatic``: a one-worker kscope sweep); wall time."""
     t0 = time.perf_counter()
     procs = []
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")  # run beside other runs of this host
     for i in range(gpus):
-        env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(i)}
+        env = {**os.environ, "CUDA_VISIBLE_DEVICES": visible[i] if len(visible) > i and visible[i] else str(i)}
         procs.append(subprocess.Popen([sys.executable, __file__, how, json.dumps(shapes[i::gpus])], env=env))
     for p in procs:
         assert p.wait() == 0
@@ -293,7 +294,12 @@ BATCH_SHAPES = [{"M": m, "N": 14336, "K": 4096} for m in BATCH_M]
 # scaling --sweep mlp: the same batch sizes over both of the MLP's weight shapes (up/gate, then down): twice the
 # work, since a sweep's fixed cost (starting the workers) weighs less the longer the sweep
 MLP_SHAPES = BATCH_SHAPES + [{"M": m, "N": 4096, "K": 14336} for m in BATCH_M]
-SWEEPS = {"batch": BATCH_SHAPES, "mlp": MLP_SHAPES}
+# scaling --sweep llm: twice the batch sizes of mlp over the same two weight shapes (48 shapes, ≈ 400 s of one
+# GPU's work; SGLang's MoE tuner reports 44 min for one batch size), every M still a multiple of 16
+LLM_M = (16, 32, 48, 64, 80, 96, 128, 160, 192, 256, 320, 384, 512, 640, 768, 1024, 1536, 2048, 2560, 3072, 4096)
+LLM_M += (5120, 6144, 8192)
+LLM_SHAPES = [{"M": m, "N": 14336, "K": 4096} for m in LLM_M] + [{"M": m, "N": 4096, "K": 14336} for m in LLM_M]
+SWEEPS = {"batch": BATCH_SHAPES, "mlp": MLP_SHAPES, "llm": LLM_SHAPES}
 METHODS = ("kscope_local", "kscope_ray", "static", "kscope_static")
 
 
@@ -319,8 +325,15 @@ def scaling(
     result["precompile_s"] = precompile(configs)
     runs: dict[str, dict[int, float]] = {m: {} for m in methods}
     result["wall_s"] = runs
-    path = out / f"tune_scaling_{sweep}_{'-'.join(methods)}_{gpus}gpu.json"
-    for n in counts or sorted({1, min(2, gpus), gpus}):
+    counts = counts or sorted({1, min(2, gpus), gpus})
+    path = out / f"tune_scaling_{sweep}_{'-'.join(methods)}_{'-'.join(map(str, counts))}of{gpus}gpu.json"
+    if "kscope_ray" in methods:  # the cluster is up before the sweep, as after `ray start`: its start is not tuning
+        import ray
+
+        t0 = time.perf_counter()
+        ray.init(address="local", log_to_driver=False, include_dashboard=False)  # its own, beside other runs
+        result["ray_start_s"] = time.perf_counter() - t0
+    for n in counts:
         for name in methods:
             t0 = time.perf_counter()
             if name in ("static", "kscope_static"):
@@ -438,7 +451,7 @@ def main() -> None:
     p.add_argument("--gpus", type=int, default=2)
     p.add_argument("--methods", default=",".join(METHODS), help="scaling: which of " + ", ".join(METHODS))
     p.add_argument(
-        "--sweep", choices=["small", *SWEEPS], default="small", help="scaling: the 4 shapes, 12 M, or 12 M x 2 N"
+        "--sweep", choices=["small", *SWEEPS], default="small", help="scaling: 4 shapes, 12 M, 12 M x 2 N, 24 M x 2 N"
     )
     p.add_argument("--counts", help="scaling: GPU counts to run, e.g. 1,4 (default 1, 2, --gpus)")
     p.add_argument("--single", type=Path, help="repeat: the tune_single.json of an earlier run")

@@ -537,6 +537,23 @@ def test_a_free_worker_takes_a_config_it_has_built_from_near_the_head() -> None:
     assert [one.take("w0").affinity for _ in range(4)] == ["A", "B", "A", "B"]  # one worker: in order
 
 
+def test_a_stage2_waits_for_the_worker_that_has_most_of_its_finalists_loaded() -> None:
+    from kernelscope.tune.executors import Backlog, Item
+    from kernelscope.tune.protocol import Compare
+
+    backlog = Backlog([_item(c) for c in "ABCDEF"], workers=2)
+    backlog.served = {"w0": {"A", "B"}, "w1": {"C"}}
+    stage2 = Item(job=Compare(shape={}, configs=[]), timeout_s=1, urgent=True, wants=frozenset("ABC"))
+    backlog.add([stage2])
+    assert backlog.take("w1").affinity == "C"  # w1 has one finalist, w0 two: w1 goes on with stage 1
+    assert backlog.take("w0") is stage2  # w0 rebuilds one finalist instead of two
+    assert backlog.served["w0"] >= {"A", "B", "C"}  # and has them all loaded now
+    last = Backlog([], workers=2)
+    last.served = {"w0": {"A", "B"}, "w1": set()}
+    last.add([Item(job=Compare(shape={}, configs=[]), timeout_s=1, urgent=True, wants=frozenset("AB"))])
+    assert last.take("w1").wants == frozenset("AB")  # nothing else to do: the idle worker takes it
+
+
 def test_stage1_order_interleaves_the_last_shapes_one_per_worker() -> None:
     from kernelscope.tune.sweep import stage1_order
 

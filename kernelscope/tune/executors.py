@@ -39,6 +39,7 @@ class Item:
     seconds: float = 0.0  # wall time of its last run, set by the executor
     urgent: bool = False  # queued before the waiting items (a shape's stage 2: the longest jobs go first)
     affinity: str = ""  # what a worker that ran it has ready (a compiled config): see Backlog
+    wants: frozenset[str] = frozenset()  # the affinities it needs (a stage 2's finalists): see Backlog
 
 
 @dataclass
@@ -146,8 +147,11 @@ class Backlog:
     """The items waiting for a worker, in order, urgent ones first. A free worker takes the first of the next
     few items whose ``affinity`` (a compiled and loaded config) it has itself, or that no worker has: on the
     next shape each worker then re-runs mostly its own configs, instead of every worker compiling and loading
-    every config. The look-ahead is short, so the order (shapes finishing one after another, stage 2 first)
-    holds. Not thread-safe: the local executor guards it with a lock, Ray's loop is one thread."""
+    every config. An item that ``wants`` several (a stage 2 rebuilds its finalists) waits for the worker that
+    has the most of them loaded: stage-1 items are short, so that worker comes free soon while the others go
+    on. The look-ahead is short, so the order (shapes finishing one after another, stage 2 first) holds; with
+    nothing else to do, a worker takes the head whatever it has loaded. Not thread-safe: the local executor
+    guards it with a lock, Ray's loop is one thread."""
 
     def __init__(self, items: Sequence[Item], workers: int) -> None:
         self.items: deque[Item] = deque()
@@ -172,18 +176,27 @@ class Backlog:
         """The worker's process was replaced: nothing it had loaded is loaded any more."""
         self.served.pop(worker, None)
 
+    def _mine(self, item: Item, served: set[str], others: list[set[str]]) -> bool:
+        if item.wants:
+            have = len(item.wants & served)
+            return all(have >= len(item.wants & s) for s in others)
+        return item.affinity in served or not any(item.affinity in s for s in others)
+
     def take(self, worker: str) -> Item:
         served = self.served.setdefault(worker, set())
         others = [s for w, s in self.served.items() if w != worker]
-        pick = 0
-        if not self.items[0].urgent:
-            for i in range(min(self.window, len(self.items))):
-                a = self.items[i].affinity
-                if a in served or not any(a in s for s in others):
-                    pick = i
-                    break
-        item = self.items[pick]
-        del self.items[pick]
+        pick = spare = None
+        for i in range(min(self.window, len(self.items))):
+            item = self.items[i]
+            if self._mine(item, served, others):
+                pick = i
+                break
+            if spare is None and not item.wants:
+                spare = i  # nobody's own stage-1 item beats another worker's stage 2
+        index = pick if pick is not None else (spare if spare is not None else 0)
+        item = self.items[index]
+        del self.items[index]
+        served.update(item.wants)
         if item.affinity:
             served.add(item.affinity)
         return item
@@ -439,6 +452,7 @@ class RayExecutor:
             except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError, ray.exceptions.NodeDiedError):
                 # the actor or its node is gone: this item is not at fault; run it elsewhere
                 del self.actors[name]
+                queue.forget(name)
                 item.lost += 1
                 if item.lost >= MAX_LOST:
                     queue.add(on_done(item, Died("crash", f"its host was lost {item.lost} times"), self.info[name]))

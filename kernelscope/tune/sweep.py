@@ -281,7 +281,8 @@ class _Sweep:
             shape=shape, configs=[e.config for e in entrants], rounds=o.rounds, round_ms=o.round_ms, seed=o.seed
         )
         budget = o.timeout_s * len(entrants) + o.rounds * len(entrants) * (o.round_ms / 1e3 * 3 + 0.5)
-        return [Item(job=job, timeout_s=budget, tag=(shape, entrants), urgent=True)]
+        wants = frozenset(key(e.config) for e in entrants)  # on the worker that has most of them loaded
+        return [Item(job=job, timeout_s=budget, tag=(shape, entrants), urgent=True, wants=wants)]
 
 
 def stage1_order(cands: Sequence[Candidate], workers: int) -> list[Candidate]:
