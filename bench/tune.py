@@ -239,7 +239,9 @@ def single(out: Path) -> dict[str, Any]:
     return result
 
 
-def repeat(out: Path, runs: int = 20, single_json: Path | None = None, shapes: int | None = None) -> dict[str, Any]:
+def repeat(
+    out: Path, runs: int = 20, single_json: Path | None = None, shapes: int | None = None, skip: int = 0
+) -> dict[str, Any]:
     """``runs`` re-runs of each method's final choice among the same finalists (kscope's stage 2 + decide;
     @triton.autotune over the same configs): how often each returns its first answer (kscope: or a tie
     that contains it)."""
@@ -247,7 +249,7 @@ def repeat(out: Path, runs: int = 20, single_json: Path | None = None, shapes: i
 
     first = json.loads((single_json or out / "tune_single.json").read_text())
     rows = []
-    for row in first["rows"][:shapes]:
+    for row in first["rows"][skip:][:shapes]:
         shape, fin = row["shape"], row["finalists"]
         k_runs, t_runs = [], []
         for i in range(runs):
@@ -456,13 +458,14 @@ def main() -> None:
     p.add_argument("--counts", help="scaling: GPU counts to run, e.g. 1,4 (default 1, 2, --gpus)")
     p.add_argument("--single", type=Path, help="repeat: the tune_single.json of an earlier run")
     p.add_argument("--shapes", type=int, help="repeat: only the first N shapes of that run")
+    p.add_argument("--skip", type=int, default=0, help="repeat: after skipping its first K shapes")
     a = p.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     if a.what == "scaling":
         counts = [int(c) for c in a.counts.split(",")] if a.counts else None
         res = scaling(a.out, a.gpus, methods=tuple(a.methods.split(",")), sweep=a.sweep, counts=counts)
     elif a.what == "repeat":
-        res = repeat(a.out, single_json=a.single, shapes=a.shapes)
+        res = repeat(a.out, single_json=a.single, shapes=a.shapes, skip=a.skip)
     else:
         res = {"single": single, "faults": faults, "overhead": overhead}[a.what](a.out)
     print(json.dumps(res, indent=1, default=str)[:6000])

@@ -24,7 +24,7 @@ from kernelscope.errors import InputError  # noqa: E402
 from kernelscope.model.codeobj import KernelCode  # noqa: E402
 from kernelscope.model.tune import Candidate, Params, Space  # noqa: E402
 from kernelscope.tune.protocol import Setup  # noqa: E402
-from kernelscope.tune.screen import Planner, Screening, gpu_target, jit_function, screen  # noqa: E402
+from kernelscope.tune.screen import Planner, Screening, gpu_target, hip_linker, jit_function, screen  # noqa: E402
 from kernelscope.tune.triton_target import (  # noqa: E402
     TritonTarget,
     autotune_keys,
@@ -101,6 +101,8 @@ def compiled(arch: str, config: Params) -> Any:
     from triton.compiler import ASTSource, make_backend
 
     job = planner(arch).job(config, SHAPE)
+    if job.target[0] == "hip":
+        hip_linker()  # Triton before 3.5 links AMD code with an external ld.lld
     jit, _ = jit_function(SPEC)
     target = GPUTarget(*job.target)
     backend = make_backend(target)

@@ -101,3 +101,124 @@ def test_the_autotune_case_splits_into_its_configs_and_the_workload_ran_two() ->
     assert [k.calls for k in used] == [21, 21]
     for k in used:  # each in the autotuning run too, with the benchmarking's calls on top of the 21 real ones
         assert k.variant in variants and variants[k.variant] > 21
+
+
+def _raw_variant_counts(path: Path) -> dict[str, int]:
+    """name -> distinct (grid, block, registers, shared memory) among its kernel events, read with json."""
+    seen: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    with gzip.open(path) as f:
+        for e in json.load(f)["traceEvents"]:
+            if e.get("cat") == "kernel":
+                a = e.get("args", {})
+                seen[e["name"]].add(
+                    tuple(str(a.get(f)) for f in ("grid", "block", "registers per thread", "shared memory"))
+                )
+    return {n: len(v) for n, v in seen.items()}
+
+
+def test_the_default_table_counts_each_rows_variants() -> None:
+    """Item 1: a row that holds several launch configurations says how many (Kineto's columns path), as
+    many as the raw events show; the records path (rocprofv3's CSV) agrees with its own columns."""
+    path = DEMO / "h100_prefill_decode.json.gz"
+    want = _raw_variant_counts(path)
+    got = {k.name: k.variants for k in api.gap_report([path]).kernels}
+    assert got == want and sum(n > 1 for n in got.values()) == 12
+    csv_path = DEMO / "mi350x" / "flash_attn_func" / "discover_kernel_trace.csv"
+    rows: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    cols = ("Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z", "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z",
+            "VGPR_Count", "LDS_Block_Size")  # fmt: skip
+    for r in csv.DictReader(csv_path.open()):
+        rows[r["Kernel_Name"]].add(tuple(r[c] for c in cols))
+    assert {k.name: k.variants for k in api.gap_report([csv_path]).kernels} == {n: len(v) for n, v in rows.items()}
+
+
+def test_variants_are_counted_over_the_workload_not_the_harness() -> None:
+    """The autotune case: 16 variants with the benchmarking kept, as many as the raw trace has; set aside,
+    the workload's _matmul row ran as many as the profile whose autotune results were cached (2)."""
+    data = Path(__file__).parent / "data" / "kineto"
+    marked = data / "h100_matmul_autotune_marked.json.gz"
+    kept = api.gap_report([marked], include_harness=True)
+    assert next(k.variants for k in kept.kernels if k.name == "_matmul") == _raw_variant_counts(marked)["_matmul"] == 16
+    workload = next(k.variants for k in api.gap_report([marked]).kernels if k.name == "_matmul")
+    assert workload == _raw_variant_counts(data / "h100_matmul_autotune_marked_cached.json.gz")["_matmul"] == 2
+    wide = {**os.environ, "COLUMNS": "200"}
+    argv = [sys.executable, "-m", "kernelscope", "gap", str(marked), "--include-harness", "--top", "2"]
+    shown = subprocess.run(argv, capture_output=True, text=True, check=True, env=wide).stdout
+    assert "Variants" in shown
+
+
+CACHE = Path(__file__).parent / "data" / "codeobj" / "h100_matmul_autotune_cache"
+MARKED = Path(__file__).parent / "data" / "kineto" / "h100_matmul_autotune_marked.json.gz"
+
+
+def test_each_autotune_variant_joins_the_one_cache_entry_of_its_config() -> None:
+    """The 8 autotune configs compiled offline for sm_90a (Triton 3.6, the run's specialization; configs.json
+    is what they were compiled with) against the 16 variants CUPTI recorded on the H100: each variant fits
+    exactly one binary, whose config launches as many threads and stages as much shared memory as the
+    launch shows (the tutorial's A and B tiles in fp16, num_stages - 1 buffers), each binary at both shapes."""
+    from kernelscope.analyses.variants import code_for, config_of
+    from kernelscope.codeobj.read import read_code_objects
+
+    code = read_code_objects([CACHE])
+    configs = json.loads((CACHE / "configs.json").read_text())
+    rows = api.gap_report([MARKED], group_by="variant", include_harness=True).kernels
+    used: dict[str, int] = defaultdict(int)
+    for row in (r for r in rows if r.name == "_matmul"):
+        assert row.variant is not None and row.variant.block is not None
+        fit = code_for(row.variant, row.name, code)
+        assert len(fit) == 1, row.variant
+        c = configs[Path(fit[0][0].path).parent.name]
+        assert row.variant.block[0] == 32 * c["num_warps"] == 32 * config_of(fit[0][1])["num_warps"]
+        tiles = (c["BLOCK_SIZE_M"] + c["BLOCK_SIZE_N"]) * c["BLOCK_SIZE_K"] * 2
+        assert row.variant.shared_bytes == tiles * (c["num_stages"] - 1)
+        used[fit[0][0].path] += 1
+    assert sorted(used.values()) == [2] * 8
+
+
+def test_gap_fit_and_report_read_the_code_object_of_the_variant_that_ran() -> None:
+    """The workload's _matmul (harness set aside) joins the binary that fits its top variant — the same
+    launch configuration as the profile whose autotune results were cached; ``fit --trace`` and the
+    report's occupancy finding show that binary alone instead of all 8 in the cache."""
+    from kernelscope.analyses.variants import fits
+    from kernelscope.codeobj.read import read_code_objects
+
+    row = next(r for r in api.gap_report([MARKED], code=[CACHE]).kernels if r.name == "_matmul")
+    cached = next(
+        r
+        for r in api.gap_report([MARKED.with_name("h100_matmul_autotune_marked_cached.json.gz")]).kernels
+        if r.name == "_matmul"
+    )
+    assert row.top_variant == cached.top_variant and len(row.code) == 1
+    assert row.config is not None and row.config["num_warps"] * 32 == row.top_variant.block[0]  # type: ignore[index]
+    fitted = api.fit([CACHE], trace=[MARKED]).kernels
+    assert len(api.fit([CACHE]).kernels) == 8 and len(fitted) == 1
+    assert next(g.used for g in fitted[0].gauges if g.label == "registers/thread") == row.top_variant.registers
+    findings = [f for f in api.report([MARKED], code=[CACHE]).headline if f.topic == "occupancy"]
+    assert [f.evidence for f in findings] == row.code and "the variant that ran most" in findings[0].text
+    assert sum(fits(row.top_variant, k) for o in read_code_objects([CACHE]) for k in o.kernels) == 1
+
+
+def test_amd_registers_fit_at_the_allocation_granule() -> None:
+    """rocprofv3 reports VGPRs as allocated (granules of 8 on gfx942); the code object's count is exact."""
+    from kernelscope.analyses.variants import fits
+    from kernelscope.model.codeobj import KernelCode
+    from kernelscope.model.gap import Variant
+
+    k = KernelCode(name="k", arch="gfx942", vendor="amd", vgpr=61, arch_vgpr=61, wave_size=64)
+    assert fits(Variant(registers=64), k) and fits(Variant(registers=61), k)
+    assert not fits(Variant(registers=72), k) and not fits(Variant(registers=56), k)
+
+
+def test_suggest_reads_the_binary_of_the_variant_that_ran() -> None:
+    """suggest's evidence joins _matmul to the one binary of the 8 that fits its top variant, not the first."""
+    from kernelscope.analyses.suggest.evidence import Evidence, kernels
+    from kernelscope.analyses.variants import fits
+    from kernelscope.codeobj.read import read_code_objects
+
+    gap = api.gap_report([MARKED])
+    code = read_code_objects([CACHE])
+    facts, notes = kernels(Evidence(gap=gap, code=code))
+    matmul = next(f for f in facts if f.name == "_matmul")
+    top = next(r.top_variant for r in gap.kernels if r.name == "_matmul")
+    assert matmul.code is not None and top is not None and fits(top, matmul.code)
+    assert any("fits the variant that ran most" in n for n in notes)

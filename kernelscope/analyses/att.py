@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from kernelscope.analyses.occupancy import arch_limits, occupancy
+from kernelscope.analyses.occupancy import arch_limits, occupancy, roundup
 from kernelscope.codeobj.amd_classes import STALL_CLASS, amd_class
 from kernelscope.model.att import (
     STATES,
@@ -139,10 +139,6 @@ def _combined_class(deps: Iterable[int], isa_of: dict[int, str]) -> str:
     return "lds_smem_wait"
 
 
-def _roundup(x: int, unit: int | None) -> int:
-    return x if not unit else -(-x // unit) * unit
-
-
 def _arch(gfxip: int | None, ops: Sequence[str], override: str | None) -> tuple[str | None, str]:
     if override:
         return override, "--arch"
@@ -216,8 +212,8 @@ def _registers(text: str, ops: Sequence[str], gfxip: int | None, arch: str | Non
     alloc = waves = cap = None
     if lim is not None:
         unified = bool(lim.get("unified_vgpr_agpr"))
-        total = _roundup(top["v"], lim.get("arch_vgpr_align_in_unified_file")) + top["a"] if unified else top["v"]
-        alloc = _roundup(total, lim.get("vgpr_alloc_granule", wave))
+        total = roundup(top["v"], lim.get("arch_vgpr_align_in_unified_file")) + top["a"] if unified else top["v"]
+        alloc = roundup(total, lim.get("vgpr_alloc_granule", wave))
         cap = lim.get("max_waves_per_simd", wave)
         kernel = KernelCode(
             name="", arch=lim.arch, vendor="amd", vgpr=total, arch_vgpr=top["v"], agpr=top["a"], wave_size=wave

@@ -30,7 +30,7 @@ from kernelscope.analyses.harness import MARKED, RULE, find, flush_name_mask, is
 from kernelscope.analyses.idle import innermost, launch_times, split, waited_under
 from kernelscope.identity import Identities
 from kernelscope.model import KernelStats, Profile
-from kernelscope.model.columns import NO_CORRELATION, NO_DEVICE, LaunchColumns, OpColumns
+from kernelscope.model.columns import NO_CORRELATION, NO_DEVICE, NO_VARIANT, LaunchColumns, OpColumns
 from kernelscope.model.gap import (
     GapOptions,
     GapResult,
@@ -40,6 +40,7 @@ from kernelscope.model.gap import (
     IdleBreakdown,
     KernelRow,
     LaunchDelay,
+    Variant,
 )
 from kernelscope.model.source import SourceMatch
 
@@ -61,6 +62,7 @@ def busy_ns(starts: np.ndarray, ends: np.ndarray) -> int:
 Key = tuple[int | None, int]  # (rank, device)
 Calls = tuple[np.ndarray, np.ndarray]  # each launch's call: host start ns, duration ns (UNKNOWN: not linked)
 Windows = dict[int | None, list[tuple[int, int]]]
+Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]  # launches' row ids, variant ids, durations ns
 
 
 @dataclass
@@ -78,6 +80,7 @@ class _Finished:
     excluded_ns: int = 0
     excluded: int = 0
     host_activity: list[HostActivity] = field(default_factory=list)
+    variants: dict[int, tuple[int, int]] = field(default_factory=dict)  # row id -> (distinct variants, top one)
 
 
 class _Group:
@@ -114,9 +117,12 @@ class GapAccumulator:
         self.windows = windows or {}
         self._ids: dict[tuple[int | None, str, bool], int] = {}
         self._groups: list[tuple[tuple[int | None, str], _Group]] = []
-        # per (rank, device): (starts, ends, correlation ids, row ids, kernel name ids); memory ops: -1 ids
+        # per (rank, device): (starts, ends, correlation ids, row ids, kernel name ids, variant ids); memory
+        # ops: -1 ids
         self._spans: dict[tuple[int | None, int], list[tuple[np.ndarray, ...]]] = {}
         self._name_ids: dict[str, int] = {}  # kernel name -> id, for the harness rule (names, not row labels)
+        self._variant_ids: dict[Variant, int] = {}  # launch configuration -> id, for each row's variant count
+        self._untimed_variants: list[Pairs] = []  # untimed launches: rows, variants, ns
         self._marks: dict[int | None, list[np.ndarray]] = {}  # rank -> harness annotation ranges (host ns)
         self._host: dict[int | None, list[OpColumns]] = {}  # rank -> host work (thread id in ``device``)
         self._finished: _Finished | None = None
@@ -164,7 +170,17 @@ class GapAccumulator:
         if vendor is None or ops.start_ns is None:
             for g, seg in _split_by(gids, ops.duration_ns):
                 self._groups[g][1].chunks.append(seg)
+            if vendor is not None:
+                self._untimed_variants.append(_pairs(gids, self._vids(ops), ops.duration_ns))
         return gids
+
+    def _vids(self, ops: OpColumns) -> np.ndarray:
+        """Each op's variant id, the same for the same launch configuration in every batch (-1: unknown)."""
+        if ops.variant_idx is None or not ops.variants:
+            return np.full(len(ops), NO_VARIANT, np.int64)
+        lut = np.array([self._variant_ids.setdefault(v, len(self._variant_ids)) for v in ops.variants], np.int64)
+        known = ops.variant_idx >= 0
+        return np.where(known, lut[np.where(known, ops.variant_idx, 0)], NO_VARIANT)
 
     def _intervals(self, ops: OpColumns, rank: int | None, busy: bool, gids: np.ndarray | None = None) -> None:
         """Each device's activity span and, when ``busy``, its intervals; ``gids`` (kernels only): their rows."""
@@ -173,18 +189,20 @@ class GapAccumulator:
             return
         s, e = ops.start_ns, ops.start_ns + ops.duration_ns
         corr = ops.correlation if ops.correlation is not None else np.full(len(ops), NO_CORRELATION, np.int64)
-        if gids is None:  # memory operations: no row, no kernel name
-            gids = nids = np.full(len(ops), -1, np.int32)
+        if gids is None:  # memory operations: no row, no kernel name, no variant
+            gids = nids = vids = np.full(len(ops), -1, np.int32)
         else:
             nids = np.array([self._name_ids.setdefault(n, len(self._name_ids)) for n in ops.names], np.int32)
             nids = nids[ops.name_idx]
             gids = gids.astype(np.int32)  # row and name ids: a few thousand at most
+            vids = self._vids(ops).astype(np.int32)
         for device, idx in _split_by(ops.device, np.arange(len(ops))):
             lo, hi = int(s[idx].min()), int(e[idx].max())
             act = self._activity.setdefault(rank, [lo, hi])
             act[0], act[1] = min(act[0], lo), max(act[1], hi)
             if busy:
-                self._spans.setdefault((rank, device), []).append((s[idx], e[idx], corr[idx], gids[idx], nids[idx]))
+                spans = (s[idx], e[idx], corr[idx], gids[idx], nids[idx], vids[idx])
+                self._spans.setdefault((rank, device), []).append(spans)
 
     def add_columns(self, cols: LaunchColumns) -> None:
         self._finished = None
@@ -254,11 +272,12 @@ class GapAccumulator:
         names = list(self._name_ids)
         flush = flush_name_mask(names)
         done = _Finished(spans={}, timed={}, bursts=[], cuts={})
+        pairs: list[Pairs] = list(self._untimed_variants)
         api = {r: tuple(np.concatenate(c) for c in zip(*parts, strict=True)) for r, parts in self._api.items()}
         for dev, parts in self._spans.items():
             cols = tuple(np.concatenate(c) for c in zip(*parts, strict=True))
             self._spans[dev] = [cols]  # joined once: the batches' arrays are freed
-            start, end, corr, gid, nid = cols
+            start, end, corr, gid, nid, vid = cols
             dur = end - start
             # each launch's call (its host start and duration), looked up once for the marks and the idle split
             launch: Calls | None = None
@@ -302,6 +321,8 @@ class GapAccumulator:
             timed = gid >= 0 if keep is None else keep & (gid >= 0)
             for g, seg in _split_by(gid[timed], dur[timed]):
                 done.timed.setdefault(g, []).append(seg)
+            pairs.append(_pairs(gid[timed], vid[timed], dur[timed]))
+        done.variants = _variant_counts(pairs)
         self._finished = done
         return done
 
@@ -379,8 +400,14 @@ class GapAccumulator:
 
     def result(self) -> GapResult:
         done = self._finish()
-        timed_rows = [(key, g, c) for i, (key, g) in enumerate(self._groups) if (c := self._chunks(i))]
-        rows = [_row(name, rank, g, c) for (rank, name), g, c in timed_rows] + self._stats_rows
+        timed_rows = [(i, key, g, c) for i, (key, g) in enumerate(self._groups) if (c := self._chunks(i))]
+        variants = list(self._variant_ids)
+        rows = [_row(name, rank, g, c) for _, (rank, name), g, c in timed_rows]
+        for (i, *_), row in zip(timed_rows, rows, strict=True):
+            if i in done.variants:
+                row.variants, top = done.variants[i]
+                row.top_variant = variants[top]
+        rows += self._stats_rows
         self._identify(rows)
         kernel_ns = sum(r.total_us for r in rows) * _NS_PER_US
         for r in rows:
@@ -449,6 +476,37 @@ def _union_ns(spans: list[tuple[int, int]]) -> int:
         return 0
     lo, hi = (np.array(v, np.int64) for v in zip(*spans, strict=True))
     return busy_ns(lo, hi)
+
+
+def _pairs(gids: np.ndarray, vids: np.ndarray, ns: np.ndarray) -> Pairs:
+    """Row id, variant id and duration of each launch whose variant is known."""
+    known = vids >= 0
+    return gids[known], vids[known], ns[known]
+
+
+_DENSE_MAX = 1 << 24  # rows x variants up to this: one bincount over a dense table, else a sort
+
+
+def _variant_counts(pairs: list[Pairs]) -> dict[int, tuple[int, int]]:
+    """Row id -> (how many distinct variants its launches ran, the variant with the most kernel time); rows
+    with none recorded are absent."""
+    if not pairs:
+        return {}
+    gid, vid, ns = (np.concatenate(c).astype(np.int64) for c in zip(*pairs, strict=True))
+    if not gid.size:
+        return {}
+    width = int(vid.max()) + 1
+    index, weight = gid * width + vid, ns.astype(np.float64)
+    if (int(gid.max()) + 1) * width <= _DENSE_MAX:
+        cell = np.flatnonzero(np.bincount(index))
+        time = np.bincount(index, weights=weight)[cell]
+    else:
+        cell, inverse = np.unique(index, return_inverse=True)
+        time = np.bincount(inverse, weights=weight)
+    out: dict[int, tuple[int, int]] = {}
+    for row, seg in _split_by(cell // width, np.arange(cell.size)):
+        out[row] = (int(seg.size), int(cell[seg[np.argmax(time[seg])]] % width))  # ties: the lower variant id
+    return out
 
 
 def _row(name: str, rank: int | None, g: _Group, chunks: list[np.ndarray]) -> KernelRow:

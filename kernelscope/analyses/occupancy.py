@@ -66,7 +66,7 @@ def arch_limits(arch: str) -> ArchLimits | None:
     return ArchLimits(name, str(doc.get("vendor", "")), dict(doc.get("limits") or {}))
 
 
-def _roundup(x: int, unit: int | None) -> int:
+def roundup(x: int, unit: int | None) -> int:
     return x if not unit else -(-x // unit) * unit
 
 
@@ -94,15 +94,15 @@ def amd(k: KernelCode, lim: ArchLimits, block: int, dynamic_lds: int, notes: lis
     vgprs = k.vgpr if lim.get("unified_vgpr_agpr") else (k.arch_vgpr or k.vgpr)
     limits: dict[str, int | None] = {}
     if vgprs:
-        per_simd = min(cap, vfile // _roundup(vgprs, lim.get("vgpr_alloc_granule", wave)))
+        per_simd = min(cap, vfile // roundup(vgprs, lim.get("vgpr_alloc_granule", wave)))
         limits["vgpr"] = (per_simd * simds) // waves_wg
     sfile, sgran = lim.get("sgprs_per_simd"), lim.get("sgpr_alloc_granule")
     if sfile and k.sgpr:
-        limits["sgpr"] = (min(cap, sfile // _roundup(k.sgpr, sgran)) * simds) // waves_wg
+        limits["sgpr"] = (min(cap, sfile // roundup(k.sgpr, sgran)) * simds) // waves_wg
     lds = (k.lds_bytes or 0) + dynamic_lds
     lds_cu = lim.get("lds_per_cu_bytes")
     if lds and lds_cu:
-        limits["lds"] = _floor_div(lds_cu, _roundup(lds, lim.get("lds_alloc_granule_bytes")))
+        limits["lds"] = _floor_div(lds_cu, roundup(lds, lim.get("lds_alloc_granule_bytes")))
     limits["waves"] = (cap * simds) // waves_wg
     max_wg = lim.get("max_workgroups_per_cu")
     if max_wg:
@@ -144,13 +144,13 @@ def nvidia(k: KernelCode, lim: ArchLimits, block: int, dynamic_smem: int, notes:
     warps_blk = math.ceil(block / warp)
     limits: dict[str, int | None] = {"warps": max_warps // warps_blk, "blocks": int(max_blocks)}
     if k.registers:
-        per_warp = _roundup(k.registers * warp, unit)
+        per_warp = roundup(k.registers * warp, unit)
         parts = lim.get("register_file_subpartitions") or 1  # each SM sub-partition has its own register file
         limits["registers"] = ((regs_sm // parts) // per_warp * parts) // warps_blk
     static, reserved = nvidia_shared(k, lim)
     smem = static + dynamic_smem + reserved
     if smem:
-        limits["shared"] = _floor_div(smem_sm, _roundup(smem, lim.get("shared_alloc_unit_bytes")))
+        limits["shared"] = _floor_div(smem_sm, roundup(smem, lim.get("shared_alloc_unit_bytes")))
     blocks = min(v for v in limits.values() if v is not None)
     limiter = _limiter(limits)
     warps = blocks * warps_blk

@@ -7,6 +7,7 @@ Pure: the inputs are analysis results; reading files and rendering are the calle
 
 from __future__ import annotations
 
+from kernelscope.analyses.variants import which_ran
 from kernelscope.model.att import AttResult
 from kernelscope.model.codeobj import CodeObject
 from kernelscope.model.gap import GapResult
@@ -71,16 +72,22 @@ def _bound(roof: RooflineResult) -> list[Finding]:
     return out
 
 
-def _occupancy(code: list[CodeObject]) -> list[Finding]:
+def _occupancy(code: list[CodeObject], gap: GapResult | None) -> list[Finding]:
+    """One line per code object, except where the trace says which variant of a kernel ran: then only the
+    code object(s) that fit it."""
+    ran = which_ran(code, gap.kernels if gap else [])
     out = []
     for o in code:
         for k in o.kernels:
             occ = k.occupancy
-            if occ is None:
+            if occ is None or (id(k) in ran and ran[id(k)] is None):  # another variant than the one that ran
                 continue
             spill = (k.vgpr_spill or 0) + (k.sgpr_spill or 0) + (k.local_bytes or 0)
             text = f"{k.name} ({k.arch}): {occ.per_unit}, {occ.pct:.0f}% of the maximum, limited by {occ.limiter}"
-            out.append(Finding(topic="occupancy", text=text + (", spills" if spill else ""), evidence=o.path))
+            text += ", spills" if spill else ""
+            if (v := ran.get(id(k))) is not None:
+                text += f"; the variant that ran most ({v.label()})"
+            out.append(Finding(topic="occupancy", text=text, evidence=o.path))
     return out
 
 
@@ -154,7 +161,7 @@ def build(
         *(_host(gap) if gap else []),
         *(_time(gap) if gap else []),
         *(_bound(roofline) if roofline else []),
-        *_occupancy(code),
+        *_occupancy(code, gap),
         *(_ncu(ncu) if ncu else []),
         *_att(att or []),
         *_candidates(candidates or []),

@@ -1,4 +1,5 @@
-"""``kscope gap --group-by variant``: one row per compiled variant of a kernel, not per name.
+"""``kscope gap --group-by variant``: one row per compiled variant of a kernel, not per name; and which code
+object a variant ran (``fits``: the launch's block, registers and shared memory against the binary's).
 
 A name is not an identity: Triton's autotuner benchmarks every config under one kernel name, templates and
 library heuristics launch several instantiations. What a launch records of its variant — grid, block,
@@ -9,43 +10,27 @@ different launch configuration of the same binary): the grid is what the workloa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 from kernelscope.analyses.gap import Windows, gap
+from kernelscope.analyses.occupancy import arch_limits, roundup
 from kernelscope.identity import Identities
-from kernelscope.model import Dim3, KernelLaunch, Profile
-from kernelscope.model.gap import GapOptions, GapResult, Variant
+from kernelscope.model import KernelLaunch, Profile
+from kernelscope.model.codeobj import CodeObject, KernelCode
+from kernelscope.model.gap import GapOptions, GapResult, KernelRow, Variant
 
-_Key = tuple[str, tuple[int, int, int] | None, tuple[int, int, int] | None, int | None, int | None]
 _TAG = " #variant"  # the row label until the names are restored; kept readable for c++filt and the classifier
-
-
-def _dims(d: Dim3 | None) -> tuple[int, int, int] | None:
-    return None if d is None else (d.x, d.y, d.z)
-
-
-def _key(k: KernelLaunch) -> _Key:
-    return (
-        k.name,
-        _dims(k.grid_blocks),
-        _dims(k.block),
-        k.registers if k.registers is not None else k.vgpr,
-        k.lds_bytes,
-    )
-
-
-def variant_of(k: KernelLaunch) -> Variant:
-    _, grid, block, regs, shared = _key(k)
-    return Variant(grid=grid, block=block, registers=regs, shared_bytes=shared)
 
 
 def by_variant(profile: Profile, options: GapOptions, windows: Windows | None = None) -> GapResult:
     """The gap table with a row per (name, variant); each row's ``variant`` says which."""
-    labels: dict[_Key, str] = {}
+    labels: dict[tuple[str, Variant], str] = {}
     first: dict[str, KernelLaunch] = {}
     launches = []
     for k in profile.launches:
-        label = labels.setdefault(_key(k), f"{k.name}{_TAG}{len(labels)}")
+        label = labels.setdefault((k.name, Variant.of(k)), f"{k.name}{_TAG}{len(labels)}")
         first.setdefault(label, k)
         launches.append(msgspec.structs.replace(k, name=label))
     result = gap(
@@ -58,7 +43,99 @@ def by_variant(profile: Profile, options: GapOptions, windows: Windows | None = 
         if launch is None:  # a memory row
             continue
         ident = idents[launch.name]
-        row.name, row.variant = launch.name, variant_of(launch)
+        row.name, row.variant = launch.name, Variant.of(launch)
         row.kind, row.category, row.function, row.dtype = ident.kind, ident.category, ident.function, ident.dtype
     result.options = options
     return result
+
+
+def _threads(k: KernelCode) -> int | None:
+    """Threads per block the compiled kernel launches with: Triton's num_warps x its warp size."""
+    warps = k.metadata.get("num_warps")
+    size = k.metadata.get("warp_size") or k.wave_size or (32 if k.vendor == "nvidia" else None)
+    return warps * size if isinstance(warps, int) and isinstance(size, int) else None
+
+
+def fits(v: Variant, k: KernelCode) -> bool:
+    """Whether the compiled kernel ``k`` can be what launches of variant ``v`` ran: every fact both sides
+    record agrees. Threads per block against Triton's num_warps x warp size; registers per thread exactly
+    on NVIDIA, on AMD rounded up to the VGPR allocation granule on both sides (profilers report the
+    allocated count); shared memory against Triton's launch ``shared`` (what CUPTI reports for a Triton
+    kernel: checked on the H100), else at least the static size. LDS is not compared on AMD (whether a
+    profiler's LDS counts the static segment, the dynamic one or both is not pinned down here)."""
+    if v.block is not None and (threads := _threads(k)) is not None and v.block[0] * v.block[1] * v.block[2] != threads:
+        return False
+    if v.registers is not None:
+        if k.vendor == "nvidia" and k.registers is not None and v.registers != k.registers:
+            return False
+        regs = k.arch_vgpr if k.arch_vgpr is not None else k.vgpr
+        if k.vendor == "amd" and regs is not None:
+            lim = arch_limits(k.arch)
+            unit = lim.get("vgpr_alloc_granule", k.wave_size) if lim else None
+            if roundup(regs, unit) != roundup(v.registers, unit):
+                return False
+    if v.shared_bytes is not None and k.vendor == "nvidia":
+        launched = k.metadata.get("shared")
+        if isinstance(launched, int) and not isinstance(launched, bool):
+            return v.shared_bytes == launched
+        return k.shared_bytes is None or v.shared_bytes >= k.shared_bytes
+    return True
+
+
+def named(
+    name: str, code: Sequence[CodeObject], idents: Identities | None = None
+) -> list[tuple[CodeObject, KernelCode]]:
+    """The code objects' kernels of ``name``: the same name, or the same demangled one."""
+    if idents is None:
+        idents = Identities()
+        idents.add([name, *(k.name for o in code for k in o.kernels)])
+    want = idents[name].demangled
+    return [(o, k) for o in code for k in o.kernels if k.name == name or idents[k.name].demangled == want]
+
+
+def code_for(
+    v: Variant, name: str, code: Sequence[CodeObject], idents: Identities | None = None
+) -> list[tuple[CodeObject, KernelCode]]:
+    """The kernels of ``name`` that fit ``v``: one is the variant's code; several, an ambiguity to report
+    (configs that differ only where the launch records nothing)."""
+    return [(o, k) for o, k in named(name, code, idents) if fits(v, k)]
+
+
+def which_ran(code: Sequence[CodeObject], rows: Sequence[KernelRow]) -> dict[int, Variant | None]:
+    """``id(kernel)`` -> the top variant of a timed row that this code object fits, or None for another
+    binary of that kernel (an autotuner's cache holds every config it tried). Kernels of names no row
+    times, or whose top variant fits none of their binaries (another build), are absent: nothing is known."""
+    out: dict[int, Variant | None] = {}
+    for row in rows:
+        fit = code_for(row.top_variant, row.name, code) if row.top_variant and row.kind != "memory" else []
+        for _, k in named(row.name, code) if fit else []:
+            out.setdefault(id(k), None)
+        for _, k in fit:
+            out[id(k)] = row.top_variant
+    return out
+
+
+def attach_code(result: GapResult, code: Sequence[CodeObject]) -> None:
+    """Each kernel row's code objects: those that fit its variant (``--group-by variant``) or the variant
+    with most of its time, and the compiled config when exactly one fits."""
+    idents = Identities()
+    rows = [r for part in [result, *result.phases] for r in part.kernels]
+    idents.add([*(r.name for r in rows), *(k.name for o in code for k in o.kernels)])
+    for row in rows:
+        v = row.variant or row.top_variant
+        if v is None or row.kind == "memory":
+            continue
+        fit = code_for(v, row.name, code, idents)
+        row.code = [o.path for o, _ in fit]
+        row.config = config_of(fit[0][1]) if len(fit) == 1 else None
+
+
+def config_of(k: KernelCode) -> dict[str, object]:
+    """What the code object says of its compiled config: Triton's launch options (num_warps, num_stages,
+    num_ctas, maxnreg, shared) and its constexprs where the metadata names them (``constants``)."""
+    keys = ("num_warps", "num_stages", "num_ctas", "maxnreg", "shared")
+    out = {n: k.metadata[n] for n in keys if k.metadata.get(n) is not None}
+    constants = k.metadata.get("constants")
+    if isinstance(constants, dict):
+        out.update({str(n): v for n, v in constants.items() if isinstance(v, int | float | str | bool)})
+    return out

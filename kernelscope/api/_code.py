@@ -11,6 +11,8 @@ from kernelscope.analyses.ncu import cost as ncu_cost
 from kernelscope.analyses.occupancy import arch_limits, occupancy
 from kernelscope.analyses.roofline import Cost, from_calls, from_measured, point
 from kernelscope.analyses.roofline import evaluate as evaluate_expression
+from kernelscope.analyses.variants import which_ran
+from kernelscope.api._gap import gap_report
 from kernelscope.ceilings.measure import CeilingProfile
 from kernelscope.ceilings.store import find_profile, load_profile
 from kernelscope.codeobj.mix import matrix_dtype, sass_opcode
@@ -75,10 +77,15 @@ def fit(
     block_size: int | None = None,
     dynamic_shared: int | None = None,
     arch: str | None = None,
+    trace: Sequence[str | Path] | None = None,
 ) -> FitReport:
-    """``kscope fit``: the ISA fit view of every kernel in the code objects."""
+    """``kscope fit``: the ISA fit view of every kernel in the code objects; with ``trace`` (a profile of the
+    workload), of a timed kernel only the binary that fits the variant that ran most."""
     objs = isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
-    return FitReport(kernels=[fit_kernel(k) for o in objs for k in o.kernels])
+    ran = which_ran(objs, gap_report(trace).kernels) if trace else {}
+    return FitReport(
+        kernels=[fit_kernel(k) for o in objs for k in o.kernels if not (id(k) in ran and ran[id(k)] is None)]
+    )
 
 
 def fit_compare(

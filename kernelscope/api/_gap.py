@@ -12,11 +12,12 @@ from kernelscope import readers
 from kernelscope.analyses.diff import diff as diff_profiles
 from kernelscope.analyses.gap import GapAccumulator, attach_sources, gap
 from kernelscope.analyses.steady import select as steady_select
-from kernelscope.analyses.variants import by_variant
+from kernelscope.analyses.variants import attach_code, by_variant
 from kernelscope.analyses.window import Window, phases, select
 from kernelscope.api._names import locate_sources
 from kernelscope.errors import InputError
 from kernelscope.inputs import Input, open_all
+from kernelscope.inputs import open as open_input
 from kernelscope.model import Profile, numbers
 from kernelscope.model.columns import LaunchColumns
 from kernelscope.model.diff import DiffOptions, DiffResult
@@ -75,6 +76,7 @@ def gap_report(
     find_sources: bool = False,
     repo: Sequence[str | Path] | None = None,
     index_db: Path | None = None,
+    code: Sequence[str | Path] | None = None,
     progress: Progress | None = None,
 ) -> GapResult:
     """Rank the kernels of one or more profiler outputs by GPU time.
@@ -84,9 +86,11 @@ def gap_report(
     records, since selecting steps needs the annotations and the launch correlations of the whole file.
     A handle (``kernelscope.open``) whose columns are already decoded (``ops``) is aggregated from them.
     Benchmark and tuning bursts (``analyses/harness.py``) are set aside and listed unless ``include_harness``.
+    ``code`` (code objects, Triton cache folders): each kernel row gets those that fit the variant it ran.
     """
     if not paths:
         raise InputError("no input files given")
+    objects = [o for h in map(open_input, code or ()) for o in h.code]  # read first: a bad one fails before any work
     if find_sources and group_by not in ("name", "function", "variant"):
         raise InputError("--find-sources needs --group-by name, function or variant (rows must be kernels)")
     with numbers.tally_dropped() as dropped:
@@ -99,6 +103,8 @@ def gap_report(
         names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
         found = locate_sources(names, repos=repo or (), db=index_db)
         attach_sources(result, {m.name: m for m in found})
+    if objects:
+        attach_code(result, objects)
     return result
 
 

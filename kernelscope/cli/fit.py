@@ -27,6 +27,10 @@ def fit(
     json: Annotated[
         bool, typer.Option("--json", help="JSON, schema kernelscope.fit.v1 (--compare: kernelscope.fit-compare.v1).")
     ] = False,
+    trace: Annotated[
+        Optional[list[Path]],
+        typer.Option(help="Profile of the workload (repeat): of a timed kernel, only the binary that ran."),
+    ] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to FILE.")] = None,
 ) -> None:
     """Resources against the architecture's limits, instruction mix, limiter and what is left on the table."""
@@ -38,7 +42,7 @@ def fit(
         else:
             emit(presenter, table, output)
         return
-    report = api.fit(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
+    report = api.fit(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch, trace=trace)
     if presenter is None:
         sys.stdout.write(render_text(report))
     else:

@@ -41,6 +41,10 @@ def gap(
         Optional[list[Path]], typer.Option(help="Source checkout to search (repeat); unindexed ones are indexed.")
     ] = None,
     index_db: Annotated[Optional[Path], typer.Option(help="Source index file (default: $KSCOPE_INDEX).")] = None,
+    code: Annotated[
+        Optional[list[Path]],
+        typer.Option(help="Code objects / Triton cache dirs (repeat): each row's variant joined to the one it ran."),
+    ] = None,
     top: Annotated[int, typer.Option(help="Rows in the terminal table (0 = all).")] = 30,
     json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.gap.v1.")] = False,
     csv: Annotated[bool, typer.Option("--csv", help="CSV; leading columns are Magpie's.")] = False,
@@ -67,6 +71,7 @@ def gap(
             find_sources=find_sources,
             repo=repo,
             index_db=index_db,
+            code=code,
             progress=lambda src: bar.update(task, description=f"reading {Path(src).name}", advance=1),
         )
     if presenter is None:

@@ -9,16 +9,18 @@ analysis has one input and one code path.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from kernelscope.model import numbers
+from kernelscope.model.gap import Variant
 from kernelscope.model.profile import Profile
 from kernelscope.model.records import Annotation, KernelLaunch, MemoryOp, Vendor
 
 NO_DEVICE = -1  # column value for "device unknown"; never leaves the columns
 NO_CORRELATION = -1  # column value for "launching API call unknown"
+NO_VARIANT = -1  # column value for "launch configuration not recorded"
 # a host annotation around benchmarking (kscope's profiling hook writes it; its copy there is HARNESS_MARK)
 HARNESS_MARK = "kscope::harness::"
 
@@ -44,6 +46,9 @@ class OpColumns:
     start_ns: np.ndarray | None  # int64
     device: np.ndarray  # int64, NO_DEVICE where unknown
     correlation: np.ndarray | None = None  # int64, the launching API call's id; NO_CORRELATION where unknown
+    # kernels: ``variants[variant_idx[i]]`` is the i-th launch's configuration; NO_VARIANT where not recorded
+    variants: list[Variant] = field(default_factory=list)
+    variant_idx: np.ndarray | None = None  # int32
 
     def __len__(self) -> int:
         return int(self.duration_ns.size)
@@ -64,6 +69,9 @@ class OpColumns:
         ids: dict[str, int] = {}
         idx = [ids.setdefault(k.name, len(ids)) for k in recs]
         starts = [k.start_ns for k in recs]
+        variants: dict[Variant, int] = {}
+        launches = [k for k in recs if isinstance(k, KernelLaunch)]
+        vidx = [variants.setdefault(Variant.of(k), len(variants)) for k in launches]
         return cls(
             names=list(ids),
             name_idx=np.array(idx, np.int64),
@@ -71,7 +79,15 @@ class OpColumns:
             start_ns=None if not recs or starts[0] is None else np.array(starts, np.int64),
             device=np.array([NO_DEVICE if k.device is None else k.device for k in recs], np.int64),
             correlation=np.array([_correlation(k.correlation_id) for k in recs], np.int64),
+            variants=list(variants),
+            variant_idx=variant_ids(list(variants), np.array(vidx, np.int32)) if len(launches) == len(recs) else None,
         )
+
+
+def variant_ids(variants: list[Variant], idx: np.ndarray) -> np.ndarray:
+    """``idx`` into ``variants`` with the unrecorded variant (every field None) as NO_VARIANT."""
+    lookup = np.array([i if v.recorded() else NO_VARIANT for i, v in enumerate(variants)] or [0], np.int32)
+    return lookup[idx] if idx.size else idx
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 import msgspec
 
 from kernelscope.model.frames import Tabular, records
+from kernelscope.model.records import Dim3, KernelLaunch
 
 GroupBy = Literal["name", "function", "category", "kind", "variant"]
 
@@ -28,6 +29,19 @@ class Variant(msgspec.Struct, kw_only=True, frozen=True):
     registers: int | None = None
     shared_bytes: int | None = None
 
+    @classmethod
+    def of(cls, k: KernelLaunch) -> Variant:
+        """The launch's variant (AMD: architected VGPRs for registers, LDS for shared memory)."""
+        return cls(
+            grid=_dims(k.grid_blocks),
+            block=_dims(k.block),
+            registers=k.registers if k.registers is not None else k.vgpr,
+            shared_bytes=k.lds_bytes,
+        )
+
+    def recorded(self) -> bool:
+        return self != _UNRECORDED
+
     def label(self) -> str:
         parts = []
         if self.grid:
@@ -39,6 +53,13 @@ class Variant(msgspec.Struct, kw_only=True, frozen=True):
         if self.shared_bytes is not None:
             parts.append(f"{self.shared_bytes:,} B shared")
         return ", ".join(parts) or "not recorded"
+
+
+def _dims(d: Dim3 | None) -> tuple[int, int, int] | None:
+    return None if d is None else (d.x, d.y, d.z)
+
+
+_UNRECORDED = Variant()
 
 
 class KernelRow(msgspec.Struct, kw_only=True):
@@ -64,6 +85,12 @@ class KernelRow(msgspec.Struct, kw_only=True):
     source_url: str | None = None
     test_command: str | None = None
     variant: Variant | None = None  # with --group-by variant: the launch configuration this row is
+    variants: int | None = None  # distinct launch configurations among its launches (None: none recorded)
+    top_variant: Variant | None = None  # the one with the most kernel time: whose code object to read
+    # with --code: the code objects that fit its variant (several: ambiguous), and the compiled config when
+    # one does (Triton's num_warps, num_stages, shared...; analyses/variants.py)
+    code: list[str] = msgspec.field(default_factory=list)
+    config: dict[str, Any] | None = None
     # with --window steady: calls and kernel time per steady iteration (totals / iterations)
     calls_per_iteration: float | None = None
     us_per_iteration: float | None = None

@@ -27,6 +27,7 @@ COLUMNS = [
     Column("total_us", "Self CUDA total (us)", 1, short="Total µs"),
     Column("avg_us", "Avg time (us)", 2, short="Avg µs"),
     Column("pct", "% Total", 2, short="%"),
+    Column("variants", "Variants"),  # distinct launch configurations (autotune configs, instantiations)
     Column("median_us", "Median (us)", 2, short="Median µs"),
     Column("min_us", "Min (us)", 2, short="Min µs"),
     Column("max_us", "Max (us)", 2, short="Max µs"),
@@ -36,6 +37,7 @@ COLUMNS = [
     Column("function", "Function", justify="left"),
     Column("dtype", "Dtype", justify="left"),
     Column("variant", "Variant", justify="left"),  # --group-by variant: grid, block, registers, shared memory
+    Column("config", "Code object", justify="left"),  # --code: the compiled config its variant ran
     Column("calls_per_iteration", "Calls/iter", 1),  # --window steady
     Column("us_per_iteration", "µs/iter", 1),
     Column("source_status", "Source status", justify="left", short="Source?"),
@@ -133,7 +135,16 @@ def _row_dict(k: object) -> dict[str, object]:
     row = {c.key: getattr(k, c.key, None) for c in COLUMNS}
     if isinstance(k, KernelRow) and k.variant is not None:
         row["variant"] = k.variant.label()
+    if isinstance(k, KernelRow):
+        row["config"] = _config(k)
     return row
+
+
+def _config(k: KernelRow) -> str | None:
+    """The compiled config the row's variant ran (``--code``), or how many code objects fit it."""
+    if k.config is not None:
+        return " ".join(f"{n}={v}" for n, v in k.config.items() if n != "num_ctas" or v != 1)
+    return f"{len(k.code)} fit (ambiguous)" if len(k.code) > 1 else None
 
 
 _NARROW_HIDDEN = ("min_us", "max_us", "std_us", "function", "dtype")
@@ -147,12 +158,14 @@ def rich_renderable(result: GapResult, top: int | None = None, width: int = 200)
         hidden |= {"median_us", "min_us", "max_us", "std_us", "function", "dtype", "category"}  # room for sources
     else:
         hidden |= {"source_status", "source", "test_command"}
-    if result.options.group_by == "variant":
-        hidden |= set(_NARROW_HIDDEN)  # room for the variant
+    if result.options.group_by == "variant" or any(r.code for part in [result, *result.phases] for r in part.kernels):
+        hidden |= set(_NARROW_HIDDEN)  # room for the variant and its code object
     name_width = max(24, min(100, width - (80 if width < 150 else 115)))
     for t in tables(result):
         # identity columns stay empty when rows are groups (--group-by category/kind): drop them
         show = [c for c in t.columns if c.key not in hidden and any(r.get(c.key) is not None for r in t.rows)]
+        if not any((r.get("variants") or 0) > 1 for r in t.rows):  # say it only where a row holds several
+            show = [c for c in show if c.key != "variants"]
         if any(r.get("rank") is not None for r in t.rows):
             show.append(next(c for c in t.columns if c.key == "rank"))
         tab = RichTable(title=t.title, title_justify="left", header_style="bold", expand=False)

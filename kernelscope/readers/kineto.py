@@ -25,6 +25,7 @@ from dataclasses import replace
 from functools import partial
 from itertools import pairwise
 from multiprocessing import get_context
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,7 +34,15 @@ import numpy as np
 
 from kernelscope.errors import KernelscopeError
 from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, Vendor, numbers
-from kernelscope.model.columns import HARNESS_MARK, NO_CORRELATION, NO_DEVICE, LaunchColumns, OpColumns
+from kernelscope.model.columns import (
+    HARNESS_MARK,
+    NO_CORRELATION,
+    NO_DEVICE,
+    LaunchColumns,
+    OpColumns,
+    variant_ids,
+)
+from kernelscope.model.gap import Variant
 from kernelscope.model.ops import OpCall
 from kernelscope.model.records import items_from_blocks
 from kernelscope.readers import _json_blocks as jb
@@ -76,9 +85,22 @@ class _Event(msgspec.Struct, gc=False):
     args: _Args | None = None
 
 
+class _Dim3(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    """Kineto's ``[x, y, z]``: hashable and untracked by the cycle collector, one per launch."""
+
+    x: int
+    y: int
+    z: int
+
+
 class _LeanArgs(msgspec.Struct, gc=False):
     device: Scalar = None
     correlation: Scalar = None  # joins a kernel to the API call that launched it (its launch time)
+    # a kernel's variant (launch configuration), hashable as decoded
+    grid: _Dim3 | None = None
+    block: _Dim3 | None = None
+    registers: Scalar = msgspec.field(default=None, name="registers per thread")
+    shared: Scalar = msgspec.field(default=None, name="shared memory")
 
 
 class _LeanEvent(msgspec.Struct, gc=False):
@@ -396,6 +418,7 @@ def _op_columns(events: list[_LeanEvent] | list[_OpEvent], *, linked: bool = Tru
         devs = [_int(d) if d is not None or threads else _int(e.pid) for d, e in zip(raw, events, strict=True)]
         device = np.array([NO_DEVICE if d is None else d for d in devs], np.int64)
     corr = _correlations(events) if linked else None
+    variants, vidx = _variants(events) if linked else ([], None)
     names = list(ids)
     keep = numbers.possible_us(ts, dur)
     if not keep.all():
@@ -403,13 +426,46 @@ def _op_columns(events: list[_LeanEvent] | list[_OpEvent], *, linked: bool = Tru
         numbers.count_dropped(what, int(n - keep.sum()), "trace")
         ts, dur, device = ts[keep], dur[keep], device[keep]
         corr = corr[keep] if corr is not None else None
+        vidx = vidx[keep] if vidx is not None else None
         remap: dict[int, int] = {}  # names of the kept events only, in order of first appearance
         idx = np.array([remap.setdefault(i, len(remap)) for i in idx[keep].tolist()], np.int64)
         names = [names[i] for i in remap]
     # np.rint rounds half to even, as Python's round() in the records path: both give the same ns
     return OpColumns(
-        names, idx, np.rint(dur * 1000).astype(np.int64), np.rint(ts * 1000).astype(np.int64), device, corr
+        names,
+        idx,
+        np.rint(dur * 1000).astype(np.int64),
+        np.rint(ts * 1000).astype(np.int64),
+        device,
+        corr,
+        variants,
+        None if vidx is None else variant_ids(variants, vidx),
     )
+
+
+_NO_ARGS = _LeanArgs()
+
+
+_ARGS = attrgetter("args")
+_VARIANT = attrgetter("grid", "block", "registers", "shared")
+
+
+def _variants(events: list[_LeanEvent] | list[_OpEvent]) -> tuple[list[Variant], np.ndarray]:
+    """Each kernel's variant id and the distinct variants, each parsed once (C-level loops only: this
+    runs once per launch)."""
+    args = list(map(_ARGS, events))
+    if None in args:
+        args = [a or _NO_ARGS for a in args]
+    ids: dict[tuple[Any, ...], int] = {}
+    idx = [ids.setdefault(k, len(ids)) for k in map(_VARIANT, args)]
+    return [_variant(*k) for k in ids], np.array(idx, np.int32)
+
+
+def _variant(grid: _Dim3 | None, block: _Dim3 | None, registers: Scalar, shared: Scalar) -> Variant:
+    def dims(v: _Dim3 | None) -> tuple[int, int, int] | None:
+        return None if v is None else (v.x, v.y, v.z)
+
+    return Variant(grid=dims(grid), block=dims(block), registers=_int(registers), shared_bytes=_int(shared))
 
 
 def _correlations(events: list[_LeanEvent] | list[_OpEvent]) -> np.ndarray:

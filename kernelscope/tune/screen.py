@@ -20,10 +20,12 @@ process group), killed at its timeout.
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import pickle
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -195,15 +197,35 @@ def _int_type(value: int) -> str:
 
 def _message(exc: BaseException) -> str:
     """The compiler's error as one line: its position (``at 15:38``) and its last line that says what went
-    wrong (a Triton CompilationError ends with it, a ptxas error puts a repro command after it)."""
+    wrong (a Triton CompilationError ends with it, a ptxas error puts a repro command after it). Triton
+    before 3.5 ends a CompilationError with the caret under the source: what went wrong is its cause."""
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip() and not ln.startswith("Repro command")]
     where = lines[0].rstrip(":") + ": " if lines and re.fullmatch(r"at \d+:\d+:", lines[0]) else ""
-    text = f"{type(exc).__name__} {where}{lines[-1] if lines else ''}".strip()
+    what = lines[-1] if lines else ""
+    if not what.strip("^~ ") and exc.__cause__ is not None:
+        what = one_line(str(exc.__cause__)).strip() or what
+    text = f"{type(exc).__name__} {where}{what}".strip()
     return text if len(text) <= _MESSAGE_CHARS else text[: _MESSAGE_CHARS - 3] + "..."
+
+
+def hip_linker() -> None:
+    """Triton before 3.5 links AMD code objects with an external ld.lld (TRITON_HIP_LLD_PATH, ROCm's, or
+    /usr/bin/ld.lld): without ROCm, the system's LLVM lld (Debian: ``apt install lld-19``). Later Tritons
+    link in-process and read no such variable."""
+    if os.environ.get("TRITON_HIP_LLD_PATH") or any(Path(p).exists() for p in _TRITON_LLDS):
+        return
+    found = shutil.which("ld.lld") or next(iter(sorted(glob.glob("/usr/lib/llvm-*/bin/ld.lld"), reverse=True)), None)
+    if found:
+        os.environ["TRITON_HIP_LLD_PATH"] = found
+
+
+_TRITON_LLDS = ("/opt/rocm/llvm/bin/ld.lld", "/usr/bin/ld.lld")
 
 
 def _compile(job: Compile) -> KernelCode | Failed:
     """In the compile process: the kernel compiled and its code object read back by kscope."""
+    if job.target[0] == "hip":
+        hip_linker()
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource, make_backend

@@ -10,6 +10,7 @@ from pathlib import Path
 from kernelscope.analyses.ncu import summarize_kernel
 from kernelscope.analyses.roofline import from_calls
 from kernelscope.analyses.suggest.thresholds import TOP_LINES, VECTOR_BITS
+from kernelscope.analyses.variants import fits
 from kernelscope.codeobj.mix import nvidia_mix, sass_opcode
 from kernelscope.identity import Identities
 from kernelscope.model import DeviceInfo, KernelLaunch
@@ -213,18 +214,24 @@ def kernels(ev: Evidence) -> tuple[list[Facts], list[str]]:
             left["ATT capture"] += 1
         elif at.att is None or a.hits > at.att.hits:
             at.att = a
-    for k in code:  # several code objects of a kernel (archs, specializations): the first
+    joined: dict[int, tuple[Facts, list[KernelCode]]] = {}
+    for k in code:
         of = table.find(k.name) if timed else table.get(k.name)
         if of is None:
             left["code-object kernel"] += 1
-        elif of.code is None:
-            of.code = k
         else:
-            repeated += 1
+            joined.setdefault(id(of), (of, []))[1].append(k)
+    for of, ks in joined.values():  # several code objects of a kernel (configs, archs): the one that ran
+        ran = of.row.top_variant if of.row is not None else None
+        fit = [k for k in ks if fits(ran, k)] if ran is not None else []
+        of.code = fit[0] if fit else ks[0]
+        repeated += len(ks) - 1
+        if ran is not None and len(fit) > 1:
+            notes.append(f"{of.name}: {len(fit)} code objects fit the variant that ran ({ran.label()}): the first")
     notes += [f"{n} {what}(s) match no timed kernel: left out" for what, n in left.items()]
     if repeated:
-        notes.append(f"{repeated} code-object kernel(s) repeat one read before (another arch or specialization): "
-                     "the first is used")  # fmt: skip
+        notes.append(f"{repeated} code-object kernel(s) repeat a kernel (another config, arch or specialization): "
+                     "the one that fits the variant that ran most is used, else the first")  # fmt: skip
     if not timed and table.facts:
         notes.append(
             "no input timed the kernels (give a trace, or an ncu report with durations): each is scored as if "
