@@ -131,7 +131,7 @@ def suggest(
     from the given evidence; ``workspace``'s ledger demotes levers that already failed on a kernel, ``repo``
     names the source and test files (``docs/suggest.md``)."""
     if not traces and ncu_report is None and not att_dirs and not code:
-        raise InputError("nothing to suggest from: give a trace, --ncu, --att or --isa")
+        raise InputError("nothing to suggest from: give a trace, --ncu, --att or --code")
     if top < 1:
         raise InputError(f"--top {top}: need at least 1")
     selector(kernel)  # a bad pattern fails before anything is read

@@ -22,8 +22,11 @@ def suggest(
         Optional[Path], typer.Option(help="Nsight Compute report (.ncu-rep, or its source-page CSV).")
     ] = None,
     att: Annotated[Optional[list[Path]], typer.Option(help="Decoded ATT folder (repeat).")] = None,
-    isa: Annotated[
-        Optional[list[Path]], typer.Option(help="Code object, or a folder of them such as ~/.triton/cache (repeat).")
+    code: Annotated[
+        Optional[list[Path]],
+        typer.Option(
+            "--code", "--isa", help="Code object, or a folder of them such as ~/.triton/cache (repeat; as report, gap)."
+        ),
     ] = None,
     kernel: Annotated[Optional[str], typer.Option(help="Only kernels whose name matches this regex.")] = None,
     workspace: Annotated[
@@ -45,7 +48,7 @@ def suggest(
         traces or [],
         ncu_report=ncu,
         att_dirs=att or [],
-        code=isa or [],
+        code=code or [],
         kernel=kernel,
         workspace=workspace,
         repo=repo,
