@@ -222,3 +222,19 @@ def test_suggest_reads_the_binary_of_the_variant_that_ran() -> None:
     top = next(r.top_variant for r in gap.kernels if r.name == "_matmul")
     assert matmul.code is not None and top is not None and fits(top, matmul.code)
     assert any("fits the variant that ran most" in n for n in notes)
+
+
+def test_a_malformed_grid_is_no_grid_not_an_unreadable_trace(tmp_path: Path) -> None:
+    """The default (columns) path reads a grid of two numbers or of text as "not recorded", as the records
+    path does: the launch still counts, its variant is the block alone."""
+    grids: list[object] = [[1, 2, 3], [1, 2], ["a", 1, 1], [4, 4, 4]]
+    events = [
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.0 + i, "dur": 0.5,
+         "args": {"device": 0, "correlation": i, "grid": g, "block": [128, 1, 1]}}
+        for i, g in enumerate(grids)
+    ]  # fmt: skip
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    row = api.gap_report([path]).kernels[0]
+    assert row.calls == 4 and row.variants == 3
+    assert row.top_variant is not None and row.top_variant.grid is None and row.top_variant.block == (128, 1, 1)

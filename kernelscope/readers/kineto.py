@@ -86,11 +86,12 @@ class _Event(msgspec.Struct, gc=False):
 
 
 class _Dim3(msgspec.Struct, array_like=True, frozen=True, gc=False):
-    """Kineto's ``[x, y, z]``: hashable and untracked by the cycle collector, one per launch."""
+    """Kineto's ``[x, y, z]``: hashable and untracked by the cycle collector, one per launch; a shorter array
+    or one of other scalars still decodes (and is no dimension), as the records view reads it."""
 
-    x: int
-    y: int
-    z: int
+    x: Scalar = None
+    y: Scalar = None
+    z: Scalar = None
 
 
 class _LeanArgs(msgspec.Struct, gc=False):
@@ -463,7 +464,8 @@ def _variants(events: list[_LeanEvent] | list[_OpEvent]) -> tuple[list[Variant],
 
 def _variant(grid: _Dim3 | None, block: _Dim3 | None, registers: Scalar, shared: Scalar) -> Variant:
     def dims(v: _Dim3 | None) -> tuple[int, int, int] | None:
-        return None if v is None else (v.x, v.y, v.z)
+        d = None if v is None else (_int(v.x), _int(v.y), _int(v.z))
+        return d if d is not None and None not in d else None  # type: ignore[return-value]
 
     return Variant(grid=dims(grid), block=dims(block), registers=_int(registers), shared_bytes=_int(shared))
 
