@@ -87,8 +87,7 @@ def named(
 ) -> list[tuple[CodeObject, KernelCode]]:
     """The code objects' kernels of ``name``: the same name, or the same demangled one."""
     if idents is None:
-        idents = Identities()
-        idents.add([name, *(k.name for o in code for k in o.kernels)])
+        idents = _identities([name], code)
     want = idents[name].demangled
     return [(o, k) for o in code for k in o.kernels if k.name == name or idents[k.name].demangled == want]
 
@@ -101,16 +100,26 @@ def code_for(
     return [(o, k) for o, k in named(name, code, idents) if fits(v, k)]
 
 
+def _identities(names: Sequence[str], code: Sequence[CodeObject]) -> Identities:
+    """One classification (one c++filt run) of the rows' names and the code objects' kernel names."""
+    idents = Identities()
+    idents.add([*names, *(k.name for o in code for k in o.kernels)])
+    return idents
+
+
 def which_ran(code: Sequence[CodeObject], rows: Sequence[KernelRow]) -> dict[int, Variant | None]:
     """``id(kernel)`` -> the top variant of a timed row that this code object fits, or None for another
     binary of that kernel (an autotuner's cache holds every config it tried). Kernels of names no row
     times, or whose top variant fits none of their binaries (another build), are absent: nothing is known."""
+    timed = [r for r in rows if r.top_variant is not None and r.kind != "memory"]
+    idents = _identities([r.name for r in timed], code)
     out: dict[int, Variant | None] = {}
-    for row in rows:
-        fit = code_for(row.top_variant, row.name, code) if row.top_variant and row.kind != "memory" else []
-        for _, k in named(row.name, code) if fit else []:
+    for row in timed:
+        same = named(row.name, code, idents)
+        fit = [k for _, k in same if row.top_variant is not None and fits(row.top_variant, k)]
+        for _, k in same if fit else []:
             out.setdefault(id(k), None)
-        for _, k in fit:
+        for k in fit:
             out[id(k)] = row.top_variant
     return out
 
@@ -118,9 +127,8 @@ def which_ran(code: Sequence[CodeObject], rows: Sequence[KernelRow]) -> dict[int
 def attach_code(result: GapResult, code: Sequence[CodeObject]) -> None:
     """Each kernel row's code objects: those that fit its variant (``--group-by variant``) or the variant
     with most of its time, and the compiled config when exactly one fits."""
-    idents = Identities()
     rows = [r for part in [result, *result.phases] for r in part.kernels]
-    idents.add([*(r.name for r in rows), *(k.name for o in code for k in o.kernels)])
+    idents = _identities([r.name for r in rows], code)
     for row in rows:
         v = row.variant or row.top_variant
         if v is None or row.kind == "memory":

@@ -445,15 +445,13 @@ def _op_columns(events: list[_LeanEvent] | list[_OpEvent], *, linked: bool = Tru
 
 
 _NO_ARGS = _LeanArgs()
-
-
 _ARGS = attrgetter("args")
 _VARIANT = attrgetter("grid", "block", "registers", "shared")
 
 
 def _variants(events: list[_LeanEvent] | list[_OpEvent]) -> tuple[list[Variant], np.ndarray]:
-    """Each kernel's variant id and the distinct variants, each parsed once (C-level loops only: this
-    runs once per launch)."""
+    """Each kernel's variant id and the distinct variants, each parsed once. Per launch only attribute
+    gets in C (``attrgetter``) and one dict lookup: this runs for every kernel of the trace."""
     args = list(map(_ARGS, events))
     if None in args:
         args = [a or _NO_ARGS for a in args]
