@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernelscope.analyses.harness import MARKED, RULE, find, flush_name_mask, is_flush, marked
+from kernelscope.analyses.harness import MARKED, RULE, TUNED, find, flush_name_mask, is_flush, marked, op_tuning
 from kernelscope.analyses.idle import innermost, launch_times, split, waited_under
 from kernelscope.identity import Identities
 from kernelscope.model import KernelStats, Profile
@@ -117,13 +117,14 @@ class GapAccumulator:
         self.windows = windows or {}
         self._ids: dict[tuple[int | None, str, bool], int] = {}
         self._groups: list[tuple[tuple[int | None, str], _Group]] = []
-        # per (rank, device): (starts, ends, correlation ids, row ids, kernel name ids, variant ids); memory
-        # ops: -1 ids
+        # per (rank, device): (starts, ends, correlation ids, row ids, kernel name ids, variant ids, op call
+        # ids); memory ops: -1 ids
         self._spans: dict[tuple[int | None, int], list[tuple[np.ndarray, ...]]] = {}
         self._name_ids: dict[str, int] = {}  # kernel name -> id, for the harness rule (names, not row labels)
         self._variant_ids: dict[Variant, int] = {}  # launch configuration -> id, for each row's variant count
         self._untimed_variants: list[Pairs] = []  # untimed launches: rows, variants, ns
-        self._marks: dict[int | None, list[np.ndarray]] = {}  # rank -> harness annotation ranges (host ns)
+        # rank -> harness annotation ranges (host ns) and what each marks
+        self._marks: dict[int | None, list[tuple[np.ndarray, list[str]]]] = {}
         self._host: dict[int | None, list[OpColumns]] = {}  # rank -> host work (thread id in ``device``)
         self._finished: _Finished | None = None
         # rank -> (correlation ids, host start ns, duration ns) of the launching API calls
@@ -189,6 +190,7 @@ class GapAccumulator:
             return
         s, e = ops.start_ns, ops.start_ns + ops.duration_ns
         corr = ops.correlation if ops.correlation is not None else np.full(len(ops), NO_CORRELATION, np.int64)
+        op = ops.op if ops.op is not None else np.full(len(ops), NO_CORRELATION, np.int64)
         if gids is None:  # memory operations: no row, no kernel name, no variant
             gids = nids = vids = np.full(len(ops), -1, np.int32)
         else:
@@ -201,7 +203,7 @@ class GapAccumulator:
             act = self._activity.setdefault(rank, [lo, hi])
             act[0], act[1] = min(act[0], lo), max(act[1], hi)
             if busy:
-                spans = (s[idx], e[idx], corr[idx], gids[idx], nids[idx], vids[idx])
+                spans = (s[idx], e[idx], corr[idx], gids[idx], nids[idx], vids[idx], op[idx])
                 self._spans.setdefault((rank, device), []).append(spans)
 
     def add_columns(self, cols: LaunchColumns) -> None:
@@ -212,7 +214,7 @@ class GapAccumulator:
             took = cols.api_dur_ns if cols.api_dur_ns is not None else np.zeros(cols.api_corr.size, np.int64)
             self._api.setdefault(cols.rank, []).append((cols.api_corr, cols.api_ns, took))
         if cols.harness_marks is not None and cols.harness_marks.size:
-            self._marks.setdefault(cols.rank, []).append(cols.harness_marks)
+            self._marks.setdefault(cols.rank, []).append((cols.harness_marks, cols.harness_labels))
         if cols.host is not None and len(cols.host) and cols.host.start_ns is not None:
             self._host.setdefault(cols.rank, []).append(cols.host)
         if len(cols.kernels):
@@ -251,19 +253,33 @@ class GapAccumulator:
         return self._finish().bursts
 
     def _bursts(self, dev: Key, start: np.ndarray, dur: np.ndarray, calls: Calls | None, nid: np.ndarray,
-                flush: np.ndarray) -> list[tuple[str, np.ndarray]]:  # fmt: skip
-        """(rule, launch indices in time order) of each harness burst on a device: exactly where its rank's
-        trace holds kscope's harness annotations, else by the flush-alternation rule."""
+                vid: np.ndarray, op: np.ndarray, flush: np.ndarray) -> list[tuple[str, str, np.ndarray]]:  # fmt: skip
+        """(rule, what benchmarked, launch indices in time order) of each harness burst on a device: exactly
+        where its rank's trace holds kscope's harness annotations, and by the rules among the other launches."""
+        out: list[tuple[str, str, np.ndarray]] = []
+        rest = np.flatnonzero(nid >= 0)  # memory operations are never harness
         marks = self._marks.get(dev[0])
-        if marks is None or calls is None:
-            return [(RULE, idx) for _, idx in find(start, dur, nid, flush)]
-        inside = marked(calls[0], np.concatenate(marks))
-        inside[nid < 0] = -1  # memory operations are never harness
-        return [
-            (MARKED, idx[np.argsort(start[idx], kind="stable")])
-            for _, idx in _split_by(inside, np.arange(inside.size))
-            if inside[idx[0]] >= 0
-        ]
+        if marks is not None and calls is not None:
+            ranges = np.concatenate([r for r, _ in marks])
+            labels = [label for _, ls in marks for label in ls]
+            inside, outer = marked(calls[0], ranges)
+            inside[nid < 0] = -1
+            for g, idx in _split_by(inside, np.arange(inside.size)):
+                if g >= 0:
+                    out.append((MARKED, labels[int(outer[g])], idx[np.argsort(start[idx], kind="stable")]))
+            rest = rest[inside[rest] < 0]
+        flushed = find(start[rest], dur[rest], nid[rest], flush)
+        out += [(RULE, "benchmark (L2 flush between timed calls)", rest[idx]) for _, idx in flushed]
+        if flushed:
+            rest = np.setdiff1d(rest, np.concatenate([rest[idx] for _, idx in flushed]), assume_unique=True)
+        order = rest[np.argsort(start[rest], kind="stable")]
+        tuned = op_tuning(op[order], nid[order], vid[order], self._is_gemm)
+        return out + [(TUNED, "tuning inside one op call (TunableOp)", order[pos]) for pos in tuned]
+
+    def _is_gemm(self, name_ids: np.ndarray) -> np.ndarray:
+        names = list(self._name_ids)  # ids in order of first appearance
+        self._identities.add(names[i] for i in name_ids.tolist())  # one c++filt run for them all
+        return np.array([self._identities[names[i]].category == "gemm" for i in name_ids.tolist()], bool)
 
     def _finish(self) -> _Finished:
         """Set the harness aside, device by device (once; ``add`` starts over)."""
@@ -277,7 +293,7 @@ class GapAccumulator:
         for dev, parts in self._spans.items():
             cols = tuple(np.concatenate(c) for c in zip(*parts, strict=True))
             self._spans[dev] = [cols]  # joined once: the batches' arrays are freed
-            start, end, corr, gid, nid, vid = cols
+            start, end, corr, gid, nid, vid, op = cols
             dur = end - start
             # each launch's call (its host start and duration), looked up once for the marks and the idle split
             launch: Calls | None = None
@@ -286,7 +302,7 @@ class GapAccumulator:
                 launch = (launched, took)
             keep: np.ndarray | None = None  # None: every launch is the workload's
             counted: np.ndarray | None = None
-            for rule, idx in self._bursts(dev, start, dur, launch, nid, flush):
+            for rule, what, idx in self._bursts(dev, start, dur, launch, nid, vid, op, flush):
                 lo, hi, ns = int(start[idx[0]]), int(end[idx].max()), int(dur[idx].sum())
                 flushing = is_flush(nid[idx], dur[idx], flush)
                 timed_calls = Counter(nid[idx][~flushing].tolist())
@@ -294,6 +310,7 @@ class GapAccumulator:
                 done.bursts.append(
                     HarnessBurst(
                         rule=rule,
+                        harness=what,
                         kernels=[names[i] for i, _ in timed_calls.most_common()],
                         flush=names[flushes.most_common(1)[0][0]] if flushes else "",
                         launches=int(idx.size),

@@ -16,14 +16,24 @@ loop) between such runs. The rule here, over one device's launches in time order
 
 Only names and durations are used, so the rule works on any profiler's trace (Kineto, rocprofv3, nsys).
 
-Traces ``kscope profile`` records need no rule: its hook runs Triton's autotuner benchmarking inside a
-``kscope::harness::`` annotation, and every kernel whose launch call falls inside one is harness (``marked``).
+Tuning inside one library call flushes nothing and rotates no config the trace can see: PyTorch's TunableOp
+times every candidate GEMM solution inside the op call that first meets a shape (``TunableOp::FindFastest``:
+per candidate 1 + 2+3 + 2+10 + 2+100 calls by default), then runs the winner once. So (**op-tuning**, traces
+that link kernels to their op call: Kineto's External id) one op call that launched ``MIN_TUNED`` or more
+kernels, all GEMMs, at least ``TUNED_RATIO`` times as many as the median of the other calls that launched
+those kernel variants (1 when none did), is tuning; its last launch is the workload's own call. The ratio
+keeps a loop of GEMMs under one annotation (the same variants in every iteration) out.
+
+Traces ``kscope profile`` records need fewer guesses: its hook (``profiling/hook/_kscope_harness.py``) runs
+Triton's autotuner, ``do_bench``, ``torch.utils.benchmark``, ``make_graphed_callables`` and Inductor's
+benchmarker inside ``kscope::harness::<what>`` annotations, and every kernel whose launch call falls inside
+one is harness (``marked``); the rules still run on the launches outside them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +45,10 @@ FLUSH_NAME = re.compile(r"fill|zero|memset", re.IGNORECASE)
 MIN_FLUSH_NS = 5_000  # a 40 MB write at 8 TB/s; Triton's 256 MB flush takes ~80 µs on an H100
 MAX_CALL = 3  # kernels one timed call may launch
 MIN_FLUSHES = 5  # do_bench's own first estimate is 5 flushed calls
+MIN_TUNED = 20  # kernels of one op call: TunableOp's one candidate takes ~120; a GEMM op's own call 1-2
+TUNED_RATIO = 10
 RULE = "flush-alternation"
+TUNED = "op-tuning"
 MARKED = "hook-annotation"  # exact: launched inside kscope's HARNESS_MARK annotation (kscope profile's hook)
 
 
@@ -139,11 +152,12 @@ def find(
     return [(b, idx[b.first : b.last + 1]) for b in flush_bursts(name_id[idx], duration_ns[idx], flush_names)]
 
 
-def marked(launch_ns: np.ndarray, ranges: np.ndarray) -> np.ndarray:
+def marked(launch_ns: np.ndarray, ranges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each launch time (host ns; ``NO_CORRELATION`` where unknown), the index of the harness annotation
-    range around it after nested ranges are merged (``do_bench`` inside ``_bench``), or -1."""
+    range around it after nested ranges are merged (``do_bench`` inside ``_bench``), or -1; and per merged
+    range, the index in ``ranges`` of its outermost (earliest) range, which names it."""
     if not ranges.size:
-        return np.full(launch_ns.shape, -1, np.int64)
+        return np.full(launch_ns.shape, -1, np.int64), np.zeros(0, np.int64)
     order = np.argsort(ranges[:, 0], kind="stable")
     lo, hi = ranges[order, 0], np.maximum.accumulate(ranges[order, 1])
     new = np.ones(lo.size, bool)
@@ -154,7 +168,43 @@ def marked(launch_ns: np.ndarray, ranges: np.ndarray) -> np.ndarray:
     np.maximum.at(ends, group, hi)
     pos = np.searchsorted(starts, launch_ns, side="right") - 1
     inside = (pos >= 0) & (launch_ns >= 0) & (launch_ns <= ends[np.clip(pos, 0, None)])
-    return np.where(inside, pos, -1)
+    return np.where(inside, pos, -1), order[new]
+
+
+def op_tuning(
+    op: np.ndarray, name_id: np.ndarray, variant: np.ndarray, is_gemm: Callable[[np.ndarray], np.ndarray]
+) -> list[np.ndarray]:
+    """The tuning inside single op calls among one device's launches in time order: per op call that tuned,
+    the positions of its launches less the last. ``op``: each launch's op call id (< 0: unknown);
+    ``variant``: its launch configuration id (< 0: unknown, then its name stands for it); ``is_gemm(name
+    ids)``: whether those kernels are GEMMs (asked only about the kernels of big calls).
+
+    The yardstick is per variant, not per name: TunableOp tunes each shape once, so another shape's tuning
+    call is no yardstick for this one, while a loop's iterations launch the same variants every time."""
+    known = np.flatnonzero((op >= 0) & (name_id >= 0))
+    if known.size < MIN_TUNED:
+        return []
+    key = np.where(variant >= 0, variant, -1 - name_id.astype(np.int64))  # variant ids >= 0, names < 0
+    known = known[np.argsort(op[known], kind="stable")]  # grouped by op call, in time order within each
+    ids, first, counts = np.unique(op[known], return_index=True, return_counts=True)
+    calls = []  # (op call, its launch positions, its kernels) of the big all-GEMM calls
+    for o, at, n in zip(ids.tolist(), first.tolist(), counts.tolist(), strict=True):
+        if n >= MIN_TUNED:
+            pos = known[at : at + n]
+            if is_gemm(np.unique(name_id[pos])).all():
+                calls.append((o, pos, np.unique(key[pos])))
+    if not calls:
+        return []
+    # the launches of those variants per other op call: the yardstick for "many"
+    sel = known[np.isin(key[known], np.concatenate([k for _, _, k in calls]))]
+    pairs, per = np.unique(np.stack([op[sel], key[sel]], axis=1), axis=0, return_counts=True)
+    out = []
+    for o, pos, kinds in calls:
+        others = per[np.isin(pairs[:, 1], kinds) & (pairs[:, 0] != o)]
+        usual = float(np.median(others)) if others.size else 1.0
+        if pos.size >= TUNED_RATIO * max(1.0, usual):
+            out.append(pos[:-1])
+    return out
 
 
 def flush_name_mask(names: list[str]) -> np.ndarray:

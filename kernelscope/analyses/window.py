@@ -19,6 +19,7 @@ import msgspec
 
 from kernelscope.errors import InputError
 from kernelscope.model import Annotation, KernelLaunch, Profile
+from kernelscope.model.gap import HarnessBurst
 
 STEP_PATTERN = re.compile(r"ProfilerStep\s*#\s*(\d+)")
 NO_PHASE = "(outside)"
@@ -104,6 +105,32 @@ def subset(profile: Profile, launches: list[KernelLaunch]) -> Profile:
     lo, hi = (min(starts), max(ends)) if starts else (0, -1)
     mem = [m for m in profile.memory_ops if m.start_ns is not None and lo <= m.start_ns <= hi]
     return msgspec.structs.replace(profile, launches=launches, memory_ops=mem)
+
+
+def apart(
+    profile: Profile, bursts: list[HarnessBurst]
+) -> tuple[Profile, Profile, dict[int | None, list[tuple[int, int]]]]:
+    """``profile`` less the launches of ``bursts`` (on a burst's rank and device, inside its span), those
+    launches as a profile of their own, and the bursts' spans per rank (that profile's wall time)."""
+    spans: dict[tuple[int | None, int | None], list[tuple[int, int]]] = {}
+    windows: dict[int | None, list[tuple[int, int]]] = {}
+    for b in bursts:
+        lo, hi = round(b.start_us * 1000) - 2, round((b.start_us + b.span_us) * 1000) + 2  # µs floats: ±2 ns
+        spans.setdefault((b.rank, b.device), []).append((lo, hi))
+        windows.setdefault(b.rank, []).append((lo + 2, hi - 2))
+    for v in spans.values():
+        v.sort()
+
+    def inside(k: KernelLaunch) -> bool:
+        ranges = spans.get((k.rank, k.device))
+        if not ranges or k.start_ns is None:
+            return False
+        i = bisect.bisect_right(ranges, (k.start_ns, 2**63)) - 1
+        return i >= 0 and k.start_ns <= ranges[i][1]
+
+    held = [k for k in profile.launches if inside(k)]
+    kept = [k for k in profile.launches if not inside(k)]
+    return msgspec.structs.replace(profile, launches=kept), subset(profile, held), windows
 
 
 def select(profile: Profile, window: Window) -> Profile:

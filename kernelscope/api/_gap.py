@@ -13,7 +13,7 @@ from kernelscope.analyses.diff import diff as diff_profiles
 from kernelscope.analyses.gap import GapAccumulator, attach_sources, gap
 from kernelscope.analyses.steady import select as steady_select
 from kernelscope.analyses.variants import attach_code, by_variant
-from kernelscope.analyses.window import Window, phases, select
+from kernelscope.analyses.window import Window, apart, phases, select
 from kernelscope.api._names import locate_sources
 from kernelscope.errors import InputError
 from kernelscope.inputs import Input, open_all
@@ -21,7 +21,7 @@ from kernelscope.inputs import open as open_input
 from kernelscope.model import Profile, numbers
 from kernelscope.model.columns import LaunchColumns
 from kernelscope.model.diff import DiffOptions, DiffResult
-from kernelscope.model.gap import GapOptions, GapResult, GroupBy, Steady
+from kernelscope.model.gap import HARNESS_PHASE, GapOptions, GapResult, GroupBy, Steady
 from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 
 Progress = Callable[[str], None]
@@ -139,7 +139,13 @@ def _gap(
         _per_iteration(result, found)
     if phase_by is not None:
         parts = []
-        for label, (sub, windows) in phases(profile, phase_by).items():
+        work = profile
+        if result.harness and not options.include_harness:  # set aside: a phase of its own, not in the others
+            work, held, spans = apart(profile, result.harness)
+            r = table(held, msgspec.structs.replace(options, include_harness=True), spans)
+            r.phase, r.harness = HARNESS_PHASE, result.harness  # found in the whole trace, not in this part
+            parts.append(r)
+        for label, (sub, windows) in phases(work, phase_by).items():
             r = table(sub, options, windows)
             r.phase = label
             parts.append(r)

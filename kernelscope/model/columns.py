@@ -49,6 +49,8 @@ class OpColumns:
     # kernels: ``variants[variant_idx[i]]`` is the i-th launch's configuration; NO_VARIANT where not recorded
     variants: list[Variant] = field(default_factory=list)
     variant_idx: np.ndarray | None = None  # int32
+    # kernels: the host op call that launched each (Kineto's External id); NO_CORRELATION where unknown
+    op: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.duration_ns.size)
@@ -81,6 +83,7 @@ class OpColumns:
             correlation=np.array([_correlation(k.correlation_id) for k in recs], np.int64),
             variants=list(variants),
             variant_idx=variant_ids(list(variants), np.array(vidx, np.int32)) if len(launches) == len(recs) else None,
+            op=np.array([_correlation(k.op_id) for k in launches], np.int64) if len(launches) == len(recs) else None,
         )
 
 
@@ -103,8 +106,10 @@ class LaunchColumns:
     api_corr: np.ndarray | None = None
     api_ns: np.ndarray | None = None
     api_dur_ns: np.ndarray | None = None  # each launching call's duration
-    # host ranges (start, end ns; shape (n, 2)) annotated HARNESS_MARK...: kernels launched inside are harness
+    # host ranges (start, end ns; shape (n, 2)) annotated HARNESS_MARK...: kernels launched inside are harness;
+    # ``harness_labels[i]``: what the i-th range marks (the annotation's name after HARNESS_MARK)
     harness_marks: np.ndarray | None = None
+    harness_labels: list[str] = field(default_factory=list)
     # host work (ops, ranges, Python frames, runtime calls) with its thread id in ``device``: what the host
     # was doing while the GPU waited for it (Kineto's columns; the records path gives its annotations)
     host: OpColumns | None = None
@@ -118,13 +123,13 @@ class LaunchColumns:
         for m in profile.memory_ops:
             groups.setdefault((m.rank, "unknown", m.start_ns is not None), ([], []))[1].append(m)
         source = profile.sources[0] if profile.sources else None
-        marks: dict[int | None, list[tuple[int, int]]] = {}
+        marks: dict[int | None, list[Annotation]] = {}
         hosts: dict[int | None, list[Annotation]] = {}
         for a in profile.annotations:
             if a.domain == "host":
                 hosts.setdefault(a.rank, []).append(a)
                 if a.name.startswith(HARNESS_MARK):
-                    marks.setdefault(a.rank, []).append((a.start_ns, a.end_ns))
+                    marks.setdefault(a.rank, []).append(a)
         out = []
         for (rank, vendor, _), (ks, ms) in groups.items():
             linked = [
@@ -140,8 +145,10 @@ class LaunchColumns:
             out.append(cols)
         for rank in marks.keys() | hosts.keys():  # on the first batch of their rank, or on their own
             at = next((i for i, c in enumerate(out) if c.rank == rank), None)
+            ranges = marks.get(rank, [])
             extra = {
-                "harness_marks": np.array(marks.get(rank, []), np.int64).reshape(-1, 2),
+                "harness_marks": np.array([(a.start_ns, a.end_ns) for a in ranges], np.int64).reshape(-1, 2),
+                "harness_labels": [a.name.removeprefix(HARNESS_MARK) for a in ranges],
                 "host": _annotation_columns(hosts.get(rank, [])),
             }
             if at is None:

@@ -116,13 +116,18 @@ class LaunchDelay(msgspec.Struct, kw_only=True):
     shorter_than_call: int = 0  # linked kernels that ran for less time than their launch call took
 
 
+HARNESS_PHASE = "harness"  # with --phase-by: the benchmark and tuning bursts set aside, as their own phase
+
+
 class HarnessBurst(msgspec.Struct, kw_only=True):
     """A stretch of benchmarking or tuning found in the trace (``analyses/harness.py``), set aside from the
     workload's numbers unless ``--include-harness``."""
 
-    rule: str  # which rule matched: "flush-alternation"
+    rule: str  # how it was found: "hook-annotation" (exact), "flush-alternation" or "op-tuning" (rules)
+    # what benchmarked: the annotation's harness ("triton.autotune", "torch.utils.benchmark"...) or the rule's guess
+    harness: str = ""
     kernels: list[str]  # the timed call's kernels
-    flush: str  # the kernel that cleared the cache before each timed call
+    flush: str  # the kernel that cleared the cache before each timed call ("" where none did)
     launches: int  # of the burst, flushes included
     flushes: int
     time_us: float  # kernel time of those launches

@@ -63,6 +63,7 @@ class KernelLaunch(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True
     stream: int | None = None
     queue: int | None = None
     correlation_id: int | None = None
+    op_id: int | None = None  # the host op call that launched it (Kineto's External id), one per call
     launch_ns: int | None = None  # host time of the API call that launched it, when the trace links them
     launch_dur_ns: int | None = None  # that API call's duration
     grid_blocks: Dim3 | None = None

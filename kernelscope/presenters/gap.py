@@ -8,7 +8,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from kernelscope.errors import one_line
-from kernelscope.model.gap import GapResult, GapTotals, KernelRow
+from kernelscope.model.gap import HARNESS_PHASE, GapResult, GapTotals, HarnessBurst, KernelRow
 from kernelscope.presenters.base import (
     Column,
     Presenter,
@@ -80,14 +80,23 @@ def host_line(r: GapResult, top: int) -> str:
 
 
 def harness_line(r: GapResult) -> str | None:
-    """What benchmark/tuning activity was found and whether it was set aside (one line, names escaped)."""
+    """What benchmark/tuning activity was found and whether it was set aside (one line, names escaped): per
+    (what benchmarked, rule), its bursts, the kernels they timed and the flush between them."""
     if not r.harness:
         return None
-    kernels = ", ".join(dict.fromkeys(_cut(k) for b in r.harness for k in b.kernels))
-    flushes = ", ".join(dict.fromkeys(_cut(b.flush) for b in r.harness))
-    rules = ", ".join(dict.fromkeys(b.rule for b in r.harness))
-    what = f"{len(r.harness)} burst(s) of {kernels} timed after an L2 flush ({flushes}; rule {rules})"
+    groups: dict[tuple[str, str], list[HarnessBurst]] = {}
+    for b in r.harness:
+        groups.setdefault((b.harness or "benchmark", b.rule), []).append(b)
+    parts = []
+    for (what, rule), bursts in groups.items():
+        kernels = ", ".join(dict.fromkeys(_cut(k) for b in bursts for k in b.kernels[:3]))
+        flushes = ", ".join(dict.fromkeys(_cut(b.flush) for b in bursts if b.flush))
+        flushed = f"; flush {flushes}" if flushes else ""
+        parts.append(f"{len(bursts)} x {_cut(what, 48)} [{rule}]: {kernels}{flushed}")
+    what = "; ".join(parts)
     t = r.totals
+    if r.phase == HARNESS_PHASE:
+        return f"this phase: {what}"
     if r.options.include_harness:
         return f"{what}; kept (--include-harness)"
     return f"{t.excluded_harness_launches:,} launches, {_us(t.excluded_harness_us)} set aside: {what}"

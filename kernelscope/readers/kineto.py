@@ -67,6 +67,7 @@ class _Args(msgspec.Struct, gc=False):
     device: Scalar = None
     stream: Scalar = None
     correlation: Scalar = None
+    external_id: Scalar = msgspec.field(default=None, name="External id")
     grid: list[int] | None = None
     block: list[int] | None = None
     registers: Scalar = msgspec.field(default=None, name="registers per thread")
@@ -97,6 +98,7 @@ class _Dim3(msgspec.Struct, array_like=True, frozen=True, gc=False):
 class _LeanArgs(msgspec.Struct, gc=False):
     device: Scalar = None
     correlation: Scalar = None  # joins a kernel to the API call that launched it (its launch time)
+    external_id: Any = msgspec.field(default=None, name="External id")  # a kernel's op call; the op's own id
     # a kernel's variant (launch configuration), hashable as decoded
     grid: _Dim3 | None = None
     block: _Dim3 | None = None
@@ -119,7 +121,6 @@ class _LeanEvent(msgspec.Struct, gc=False):
 class _OpArgs(_LeanArgs, gc=False):
     """What the ops add to the columns; ``Any``: the profiler's lists nest and mix types."""
 
-    external_id: Any = msgspec.field(default=None, name="External id")
     dims: Any = msgspec.field(default=None, name="Input Dims")
     types: Any = msgspec.field(default=None, name="Input type")
     strides: Any = msgspec.field(default=None, name="Input Strides")
@@ -197,6 +198,7 @@ class _Batch:
                         rank=self.rank,
                         stream=_int(a.stream) if a.stream is not None else _int(e.tid),
                         correlation_id=corr,
+                        op_id=_int(a.external_id),
                         launch_ns=(call := api_ns.get(corr) if corr is not None else None) and call[0],
                         launch_dur_ns=call[1] if call else None,
                         grid_blocks=grid,
@@ -418,7 +420,7 @@ def _op_columns(events: list[_LeanEvent] | list[_OpEvent], *, linked: bool = Tru
     except (TypeError, ValueError, OverflowError):  # absent (ROCm: the device is the pid), text, or huge
         devs = [_int(d) if d is not None or threads else _int(e.pid) for d, e in zip(raw, events, strict=True)]
         device = np.array([NO_DEVICE if d is None else d for d in devs], np.int64)
-    corr = _correlations(events) if linked else None
+    corr, op = (_ids(events), _ids(events, "external_id")) if linked else (None, None)
     variants, vidx = _variants(events) if linked else ([], None)
     names = list(ids)
     keep = numbers.possible_us(ts, dur)
@@ -427,6 +429,7 @@ def _op_columns(events: list[_LeanEvent] | list[_OpEvent], *, linked: bool = Tru
         numbers.count_dropped(what, int(n - keep.sum()), "trace")
         ts, dur, device = ts[keep], dur[keep], device[keep]
         corr = corr[keep] if corr is not None else None
+        op = op[keep] if op is not None else None
         vidx = vidx[keep] if vidx is not None else None
         remap: dict[int, int] = {}  # names of the kept events only, in order of first appearance
         idx = np.array([remap.setdefault(i, len(remap)) for i in idx[keep].tolist()], np.int64)
@@ -441,6 +444,7 @@ def _op_columns(events: list[_LeanEvent] | list[_OpEvent], *, linked: bool = Tru
         corr,
         variants,
         None if vidx is None else variant_ids(variants, vidx),
+        op,
     )
 
 
@@ -468,17 +472,24 @@ def _variant(grid: _Dim3 | None, block: _Dim3 | None, registers: Scalar, shared:
     return Variant(grid=dims(grid), block=dims(block), registers=_int(registers), shared_bytes=_int(shared))
 
 
-def _correlations(events: list[_LeanEvent] | list[_OpEvent]) -> np.ndarray:
-    raw = [e.args.correlation if e.args is not None else None for e in events]
+def _ids(events: list[_LeanEvent] | list[_OpEvent], field: str = "correlation") -> np.ndarray:
+    """Each event's correlation (or other id) ``field``, NO_CORRELATION where absent or not an int64."""
+    raw = [getattr(e.args, field) if e.args is not None else None for e in events]
     try:
         return np.array(raw, np.int64)  # every id an int: one C loop
     except (TypeError, ValueError, OverflowError):
-        return np.array([_corr(e) for e in events], np.int64)
+        if raw.count(None) == len(raw):  # a trace without the field: no Python work per event
+            return np.full(len(raw), NO_CORRELATION, np.int64)
+        return np.array([_id(v) for v in raw], np.int64)
+
+
+def _id(v: Any) -> int:
+    c = _int(v) if v is not None else None
+    return NO_CORRELATION if c is None or not numbers.is_int64(c) else c
 
 
 def _corr(e: _LeanEvent | _OpEvent) -> int:
-    c = _int(e.args.correlation) if e.args is not None else None
-    return NO_CORRELATION if c is None or not numbers.is_int64(c) else c
+    return _id(e.args.correlation) if e.args is not None else NO_CORRELATION
 
 
 def _columns(
@@ -494,18 +505,19 @@ def _columns(
     keep = numbers.possible_us(ts, took)  # an impossible call time links nothing
     corr = corr[keep]
     ns, took_ns = (np.rint(v[keep] * 1000).astype(np.int64) for v in (ts, took))
-    marks = [(e.ts, e.dur) for e in events if e.cat == "user_annotation" and e.name.startswith(HARNESS_MARK)]
+    marks = [(e.ts, e.dur, e.name) for e in events if e.cat == "user_annotation" and e.name.startswith(HARNESS_MARK)]
     # only kernels are joined to their launch calls (the records path links kernels alone, too)
     mem = _op_columns(memory, linked=False)
     host = _op_columns([e for e in events if e.cat in _HOST_CATS and e.dur > 0], linked=False, threads=True)
     cols = LaunchColumns(_op_columns(kernels), mem, rank, vendor, source, corr, ns, took_ns, host=host)
     if not marks:
         return cols
-    ts, dur = (np.array(v, np.float64) for v in zip(*marks, strict=True))
+    ts, dur = (np.array([m[i] for m in marks], np.float64) for i in (0, 1))
     with np.errstate(invalid="ignore", over="ignore"):
         ok = numbers.possible_us(ts, dur) & ((ts + dur) * 1000 < numbers.INT64_MAX)
     ranges = np.rint(np.stack([ts[ok], ts[ok] + dur[ok]], axis=1) * 1000).astype(np.int64)
-    return replace(cols, harness_marks=ranges)
+    labels = [m[2].removeprefix(HARNESS_MARK) for m, good in zip(marks, ok.tolist(), strict=True) if good]
+    return replace(cols, harness_marks=ranges, harness_labels=labels)
 
 
 Part = tuple[list[LaunchColumns], _Ops | None]  # a worker's range: its columns, and its ops (shapes view)

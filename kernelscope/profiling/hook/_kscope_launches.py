@@ -13,10 +13,9 @@ for the user's own function, if any, when a profiler such as proton evaluates th
 enter hook reads the queued arguments without evaluating anything: a user's ``launch_metadata`` function
 still runs only when something asks for it.
 
-Launches inside ``Autotuner._bench`` (the autotuner timing its configs) are marked ``"autotune": true``, and
-while the PyTorch profiler records, ``_bench`` runs inside a ``kscope::harness::triton.autotune`` annotation,
-so the trace itself says which GPU work (the timed kernels and the L2 flushes between them) is the harness;
-launches from ``Autotuner.run`` itself carry the config the autotuner chose for that key. Times are
+Launches inside ``Autotuner._bench`` (the autotuner timing its configs) are marked ``"autotune": true`` (the
+trace's own mark around them is ``_kscope_harness``'s); launches from ``Autotuner.run`` itself carry the
+config the autotuner chose for that key. Times are
 ``time.perf_counter_ns()`` (CLOCK_MONOTONIC on Linux), the clock of the PyTorch profiler's ``ts``.
 
 Cheap (a few µs a launch: lines are buffered and appended to the file every ``_FLUSH_EVERY`` launches, at
@@ -37,8 +36,6 @@ from types import ModuleType
 from typing import Any
 
 _FLUSH_EVERY = 4096
-# an annotation around benchmarking: kernelscope.analyses.harness.MARK (this module cannot import kernelscope)
-HARNESS_MARK = "kscope::harness::"
 
 
 class _Local(threading.local):
@@ -105,7 +102,7 @@ def install(triton: ModuleType, path: Callable[[], str], limit: int) -> None:
 
         jit.JITFunction.__init__ = recording_init
         tuner = autotuner.Autotuner
-        tuner._bench = _marked(_scoped(tuner._bench, "bench"), HARNESS_MARK + "triton.autotune")
+        tuner._bench = _scoped(tuner._bench, "bench")
         tuner.run = _scoped(tuner.run, "tuner")
         hooks.add(_on_launch)
     except Exception as exc:
@@ -125,21 +122,6 @@ def _scoped(method: Callable[..., Any], role: str) -> Callable[..., Any]:
             setattr(_local, role, outer)
 
     return scoped
-
-
-def _marked(fn: Callable[..., Any], label: str) -> Callable[..., Any]:
-    """``fn`` inside a PyTorch profiler annotation ``label`` when torch is loaded (a no-op when no profiler
-    records; a Triton-only workload never imports torch for it)."""
-
-    @functools.wraps(fn)
-    def marked(*args: Any, **kwargs: Any) -> Any:
-        torch = sys.modules.get("torch")
-        if torch is None:
-            return fn(*args, **kwargs)
-        with torch.profiler.record_function(label):
-            return fn(*args, **kwargs)
-
-    return marked
 
 
 def _on_launch(lazy: Any) -> None:

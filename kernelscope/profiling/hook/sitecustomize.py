@@ -15,6 +15,10 @@ launch, which the trace cannot give with its arguments, into ``launches_rank<R>_
 It hooks ``triton``'s own import rather than torch's start: the workload's kernels are created when its
 modules import triton, perhaps before torch, and a Triton-only workload never starts the profiler.
 
+Benchmarking and tuning code (Triton's autotuner and ``do_bench``, ``torch.utils.benchmark``, Inductor's
+benchmarker...) is wrapped in ``kscope::harness::`` annotations by ``_kscope_harness`` (beside this file) as
+each of its modules is imported, so the trace says which kernels were the harness.
+
 Kept free of kernelscope imports: it runs inside the user's interpreter, which may not have kernelscope.
 """
 
@@ -57,7 +61,15 @@ def _resolve(dotted: str) -> tuple[Any, str]:
     return owner, leaf
 
 
+# helper processes a workload starts that import torch but run none of its GPU work: no trace of their own
+# (an empty trace_rank0_pid<P> beside the workload's would make the folder look like two runs)
+_HELPERS = ("torch/_inductor/compile_worker/",)  # Inductor's compile pool (SubprocPool runs its __main__.py)
+
+
 def _start(torch: ModuleType) -> None:
+    main = (sys.argv[0] if sys.argv else "").replace(os.sep, "/")
+    if any(h in main for h in _HELPERS):
+        return
     import torch.profiler as tp
 
     done = {"written": False}
@@ -150,8 +162,19 @@ def _record_launches(triton: ModuleType) -> None:
     atexit.register(ledger.flush)
 
 
+def _mark_harness() -> None:
+    try:  # marks are an aid: without them the workload runs as it would
+        import _kscope_harness as harness  # type: ignore[import-not-found]  # beside this file at run time
+    except ImportError as exc:
+        print(f"[kscope] harness marks disabled: {exc}", file=sys.stderr)
+        return
+    for name in harness.TARGETS:
+        sys.meta_path.insert(0, _AfterImport(name, harness.mark))
+
+
 class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs ``then(module)`` right after the top-level module ``name`` has finished importing, then steps aside."""
+    """Runs ``then(module)`` right after the module ``name`` (top-level or dotted) has finished importing,
+    then steps aside."""
 
     def __init__(self, name: str, then: Callable[[ModuleType], None]) -> None:
         self.name, self.then = name, then
@@ -175,6 +198,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
 
 if _ENV.get("KSCOPE_TRACE_DIR"):
+    _mark_harness()
     sys.meta_path.insert(0, _AfterImport("torch", _start))
     if _ENV.get("KSCOPE_LAUNCHES") != "0":
         sys.meta_path.insert(0, _AfterImport("triton", _record_launches))
