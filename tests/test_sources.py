@@ -200,7 +200,7 @@ def test_incremental_reindex_and_removed_files(repos: Path, tmp_path: Path) -> N
     kernel.write_text(kernel.read_text().replace("rms_norm_kernel(", "rms_norm_kernel_v2("))
     (again,) = index.index([work])
     assert again.parsed == 1
-    (m,) = Finder(index).find(["void vllm::rms_norm_kernel_v2<float>(float*)"])
+    (m,) = Finder(index).find(["void vllm::rms_norm_kernel_v2<float, 8, 2>(float*)"])
     assert m.status == "resolved" and m.location is not None and m.location.path == "csrc/layernorm_kernels.cu"
     (work / "vllm" / "attention" / "ops" / "prefix_prefill.py").unlink()
     index.index([work])
@@ -352,3 +352,51 @@ def test_a_definition_in_another_namespace_is_a_near_miss_never_the_answer(tmp_p
     assert gather.status == "not_found" and "in namespace vllm, the name says vllm::moe" in gather.reason
     assert scatter.status == versioned.status == "resolved"
     assert scatter.location is not None and scatter.location.path == "macro.cu"
+
+
+def test_template_arity_must_agree_with_the_name(tmp_path: Path) -> None:
+    """Issue 16: a definition with another number of template parameters than the name gives the function
+    is not that kernel (mangled names spell every argument, defaults included); a pack takes any number."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / "t.cu").write_text(
+        "namespace ops {\n"
+        "template <typename T, int VEC = 4>\n"
+        "#ifdef USE_ROCM\n__launch_bounds__(256)\n#endif\n"
+        "__global__ void act_kernel(T* x) {}\n"
+        "template <typename T, typename... Rest>\n__global__ void pack_kernel(T* x) {}\n"
+        "}\n"
+    )
+    (repo / "plain.cu").write_text("namespace ops {\n__global__ void plain_kernel(float* x) {}\n}\n")
+    index = SourceIndex(tmp_path / "i.sqlite")
+    index.index([repo])
+    two, three, packed, plain, templated = Finder(index).find(
+        [
+            "void ops::act_kernel<float, 4>(float*)",
+            "void ops::act_kernel<float, 4, true>(float*)",
+            "void ops::pack_kernel<float, int, bool, char>(float*)",
+            "void ops::plain_kernel(float*)",
+            "void ops::plain_kernel<float>(float*)",
+        ]
+    )
+    assert two.status == packed.status == plain.status == "resolved"
+    assert three.status == "not_found" and "takes 2 template parameters, the name gives 3" in three.reason
+    assert templated.status == "not_found" and "not a template, the name gives 1" in templated.reason
+
+
+def test_an_older_index_is_rebuilt_not_refused(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "old.sqlite"
+    with sqlite3.connect(db) as old:  # schema 1: defs without arity
+        old.executescript(
+            "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES('schema', '1');"
+            "CREATE TABLE defs(repo_id INTEGER, path TEXT, line INTEGER, symbol TEXT, kind TEXT, namespace TEXT);"
+        )
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / "k.cu").write_text("template <int N>\n__global__ void k(float* x) {}\n")
+    index = SourceIndex(db)
+    index.index([repo])
+    [hit] = Finder(index).find(["void k<4>(float*)"])
+    assert hit.status == "resolved"

@@ -194,12 +194,15 @@ def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
     else:
         category, category_rule = _category(kind, fields, rules)
     texts = {"name": plain, "text": text, "raw": raw}
+    named = _function(kind_rule, function)
+    readable = not bare and not kc.open_targs and not truncated and named == kc.name.strip()
     return KernelIdentity(
         name=name,
         demangled=dm.text if dm.mangled else name,
         kind=kind,
         category=category,
-        function=_function(kind_rule, function),
+        function=named,
+        template_args=len(kc.targs) if readable else None,
         namespace="::".join(c.name for c in key[: cxx.key_component(key)] if not c.is_local) or None
         if not bare
         else None,

@@ -20,6 +20,9 @@ class KernelIdentity(msgspec.Struct, frozen=True, kw_only=True):
     category: str
     function: str
     namespace: str | None = None  # C++ scope of the function ("vllm", "at::native"); None when bare
+    # how many template arguments the name gives the function (0: none, a plain function or struct); None
+    # where the name does not say (bare or cut names, a function the rules renamed)
+    template_args: int | None = None
     vendor: str | None = None
     dtype: str | None = None
     tile: str | None = None

@@ -81,6 +81,17 @@ def _namespace_problem(ident: KernelIdentity, namespace: str) -> str | None:
     return f"in namespace {'::'.join(have)}, the name says {'::'.join(want)}"
 
 
+def _arity_problem(ident: KernelIdentity, row: tuple[object, ...]) -> str | None:
+    """Why a definition cannot be the named kernel by its template parameters (None: it can): the name
+    gives the function n template arguments (defaults included: a mangled name spells them all), the
+    definition takes a different number (a pack takes any number from there on)."""
+    n, arity, variadic = ident.template_args, row[6], bool(row[7])
+    if n is None or not isinstance(arity, int) or n == arity or (variadic and n >= arity - 1):
+        return None
+    takes = f"{arity}{'+' if variadic else ''} template parameter{'s' if arity != 1 else ''}"
+    return f"takes {takes}, the name gives {n}" if arity else f"not a template, the name gives {n}"
+
+
 def _context(ident: KernelIdentity) -> set[str]:
     """Words of the name beyond its function (template arguments, namespaces): which variant it is."""
     return set(words(ident.demangled).split()) - set(words(ident.function).split())
@@ -175,12 +186,12 @@ class Finder:
             score=score,
         )
 
-    def _candidates(self, ident: KernelIdentity) -> list[tuple[int, str, int, str, str, str]]:
+    def _candidates(self, ident: KernelIdentity) -> list[tuple[int, str, int, str, str, str, int | None, int]]:
         symbols = list(dict.fromkeys([ident.function, ident.function.lstrip("_") or ident.function]))
         marks = ",".join("?" * len(self.repos))
         rows = list(
             self.index.db.execute(
-                f"SELECT repo_id, path, line, symbol, kind, namespace FROM defs "
+                f"SELECT repo_id, path, line, symbol, kind, namespace, arity, variadic FROM defs "
                 f"WHERE symbol IN ({','.join('?' * len(symbols))}) AND repo_id IN ({marks})",
                 (*symbols, *self.repos),
             )
@@ -188,7 +199,7 @@ class Finder:
         if not rows and ident.truncated and len(ident.function) >= 8:  # a cut name: its surviving prefix
             rows = list(
                 self.index.db.execute(
-                    f"SELECT repo_id, path, line, symbol, kind, namespace FROM defs "
+                    f"SELECT repo_id, path, line, symbol, kind, namespace, arity, variadic FROM defs "
                     f"WHERE symbol >= ? AND symbol < ? AND repo_id IN ({marks})",
                     (ident.function, ident.function + "\uffff", *self.repos),
                 )
@@ -203,8 +214,9 @@ class Finder:
             base.status, base.reason = "no_source", NO_SOURCE[ident.kind]
             return base
         found = self._candidates(ident)
-        rejected = [(r, why) for r in found if (why := _namespace_problem(ident, r[5]))]
-        rows = [r for r in found if not _namespace_problem(ident, r[5])]
+        rejected = [(r, why) for r in found if (why := _namespace_problem(ident, r[5]) or _arity_problem(ident, r))]
+        rejected_ids = {id(r) for r, _ in rejected}
+        rows = [r[:6] for r in found if id(r) not in rejected_ids]
         if not rows:
             misses = "; ".join(f"{self.repos[r[0]][1]}:{r[1]}:{r[2]} {why}" for r, why in rejected[:5])
             base.reason = f"no definition of {ident.function} in {len(self.repos)} indexed repositories" + (

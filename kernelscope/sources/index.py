@@ -23,7 +23,7 @@ from kernelscope.cache import cache_path
 from kernelscope.errors import InputError
 from kernelscope.sources import scan
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: defs carry template arity
 MAX_FILE_BYTES = 8 << 20  # larger sources are generated tables, not kernels
 _SKIP_DIRS = {".git", "node_modules", "build", "dist", "__pycache__", ".venv", "third_party", "3rdparty"}
 _STOP = frozenset(
@@ -86,7 +86,8 @@ CREATE TABLE IF NOT EXISTS files(
   repo_id INTEGER, path TEXT, size INTEGER, mtime_ns INTEGER, is_test INTEGER,
   PRIMARY KEY(repo_id, path));
 CREATE TABLE IF NOT EXISTS defs(
-  repo_id INTEGER, path TEXT, line INTEGER, symbol TEXT, kind TEXT, namespace TEXT);
+  repo_id INTEGER, path TEXT, line INTEGER, symbol TEXT, kind TEXT, namespace TEXT, arity INTEGER,
+  variadic INTEGER);
 CREATE INDEX IF NOT EXISTS defs_symbol ON defs(symbol);
 CREATE INDEX IF NOT EXISTS defs_file ON defs(repo_id, path);
 CREATE TABLE IF NOT EXISTS test_refs(repo_id INTEGER, path TEXT, token TEXT, line INTEGER, test TEXT);
@@ -235,13 +236,15 @@ class SourceIndex:
             self.db = sqlite3.connect(self.path)
             self.db.executescript(_DDL)
             version = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if version is not None and version[0] != str(SCHEMA_VERSION):  # an older kscope's: a cache, rebuilt
+                tables = [r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+                self.db.executescript("".join(f"DROP TABLE {t};" for t in tables) + _DDL)
+                version = None
         except sqlite3.DatabaseError as exc:
             raise InputError(f"{self.path}: not a kernelscope source index ({exc})") from None
         if version is None:
             self.db.execute("INSERT INTO meta VALUES('schema', ?)", (str(SCHEMA_VERSION),))
             self.db.commit()
-        elif version[0] != str(SCHEMA_VERSION):
-            raise InputError(f"{self.path}: index schema {version[0]}, this kscope reads {SCHEMA_VERSION}; delete it")
 
     def close(self) -> None:
         self.db.close()
@@ -301,8 +304,12 @@ class SourceIndex:
                 "INSERT INTO files VALUES(?,?,?,?,?)", (rid, path, size, mtime, int(scan.is_test_path(path)))
             )
             self.db.executemany(
-                "INSERT INTO defs VALUES(?,?,?,?,?,?)",
-                [(rid, path, d.line, d.symbol, d.kind, d.namespace) for d in defs if not scan.is_test_path(path)],
+                "INSERT INTO defs VALUES(?,?,?,?,?,?,?,?)",
+                [
+                    (rid, path, d.line, d.symbol, d.kind, d.namespace, d.arity, int(d.variadic))
+                    for d in defs
+                    if not scan.is_test_path(path)
+                ],
             )
             cmake_dir = str(PurePosixPath(path).parent)
             self.db.executemany(

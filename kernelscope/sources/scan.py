@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from kernelscope.identity.cxx import split_top
+
 PY_EXT = {".py"}
 CXX_EXT = {".cu", ".cuh", ".hip", ".h", ".hpp", ".cpp", ".cc", ".cxx", ".inl", ".inc", ".hxx"}
 GPU_EXT = {".cu", ".cuh", ".hip"}
@@ -35,6 +37,10 @@ class Definition:
     line: int
     kind: str
     namespace: str = ""  # "vllm::moe" for C++; the module's dotted path for Python
+    # C++ kernels and structs: template parameters (0: not a template; None: not read, as for macro-made
+    # kernels and Python) and whether the last is a pack (``typename... Ts``)
+    arity: int | None = None
+    variadic: bool = False
 
 
 @dataclass(frozen=True)
@@ -230,6 +236,52 @@ def _is_declaration(code: str, name_at: int) -> bool:
     return False
 
 
+_QUALIFIER_TAIL = re.compile(r"(?:\b[A-Za-z_]\w*|\[\[[^\]]*\]\])$")
+
+
+def _template_params(code: str, start: int) -> tuple[int, bool]:
+    """(parameters, variadic) of the ``template <...>`` heading the declaration at ``start``; (0, False)
+    when none does. Qualifiers and macros between them (``static``, ``__launch_bounds__(256)``,
+    ``C10_LAUNCH_BOUNDS_1(128)``, ``[[nodiscard]]``) are stepped over."""
+    i = start
+    for _ in range(12):
+        j = len(code[max(0, i - 400) : i].rstrip()) + max(0, i - 400)
+        if j > 0 and code[j - 1] == ">":
+            break
+        line = code.rfind("\n", 0, j) + 1
+        if code[line:j].lstrip().startswith("#"):  # a preprocessor line (#if USE_ROCM) between them
+            i = line
+            continue
+        if j > 0 and code[j - 1] == ")":  # a macro's or attribute's argument list
+            depth, k = 0, j - 1
+            while k >= 0:
+                depth += {")": 1, "(": -1}.get(code[k], 0)
+                if depth == 0:
+                    break
+                k -= 1
+            i = k
+            continue
+        m = _QUALIFIER_TAIL.search(code, max(0, j - 200), j)
+        if m is None or m.end() != j:
+            return 0, False
+        i = m.start()
+    else:
+        return 0, False
+    depth, k = 0, j - 1
+    while k >= 0:
+        depth += {">": 1, "<": -1}.get(code[k], 0)
+        if depth == 0:
+            break
+        k -= 1
+    if k < 0 or not code[max(0, k - 40) : k].rstrip().endswith("template"):
+        return 0, False
+    inner = code[k + 1 : j - 1].strip()
+    if not inner:  # template <>: an explicit specialization, arguments fixed
+        return 0, False
+    params = split_top(inner, ",")
+    return len(params), "..." in params[-1]
+
+
 def cxx_definitions(text: str, path: str) -> list[Definition]:
     ext = PurePosixPath(path).suffix
     if ext not in GPU_EXT and not any(k in text for k in _GPU_MARKERS):
@@ -258,10 +310,13 @@ def cxx_definitions(text: str, path: str) -> list[Definition]:
             continue
         found = _kernel_name_after(code, g.end())
         if found and not _is_declaration(code, found[1]):
-            defs.append(Definition(found[0], _line_of(starts, found[1]), "global", _ns_at(marks, found[1])))
+            n, pack = _template_params(code, g.start())
+            defs.append(Definition(found[0], _line_of(starts, found[1]), "global", _ns_at(marks, found[1]), n, pack))
     for s in _STRUCT.finditer(code):
         if not macro_body(s.start()):
-            defs.append(Definition(s.group(1), _line_of(starts, s.start(1)), "struct", _ns_at(marks, s.start(1))))
+            n, pack = _template_params(code, s.start())
+            at = s.start(1)
+            defs.append(Definition(s.group(1), _line_of(starts, at), "struct", _ns_at(marks, at), n, pack))
     if ext in GPU_EXT:
         for f in _FUNC.finditer(code):
             if not macro_body(f.start()):
