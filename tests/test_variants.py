@@ -238,3 +238,41 @@ def test_a_malformed_grid_is_no_grid_not_an_unreadable_trace(tmp_path: Path) -> 
     row = api.gap_report([path]).kernels[0]
     assert row.calls == 4 and row.variants == 3
     assert row.top_variant is not None and row.top_variant.grid is None and row.top_variant.block == (128, 1, 1)
+
+
+LEDGER_RUN = Path(__file__).parent / "data" / "launches" / "h100_matmul_cached"
+
+
+def test_a_rows_config_names_its_constexprs_from_the_launch_ledger() -> None:
+    """kscope profile's folder (trace + launch ledger) of the autotuned matmul with its results cached: each
+    variant row's config has the constexprs its launches ran, and they are the compile manifest's for the
+    one binary that fits the variant (configs.json, written when the cache was compiled: independent)."""
+    manifest = json.loads((CACHE / "configs.json").read_text())
+    got = api.gap_report([LEDGER_RUN], group_by="variant", code=[CACHE])
+    rows = [r for r in got.kernels if r.name == "_matmul"]
+    assert len(rows) == 2 and sum(r.calls for r in rows) == 42
+    for r in rows:
+        [binary] = r.code
+        assert r.config is not None
+        want = manifest[Path(binary).parent.name]
+        assert {k: r.config[k] for k in want} == want  # BLOCK_SIZE_M/N/K, GROUP_SIZE_M, num_warps, num_stages
+    by_name = api.gap_report([LEDGER_RUN])  # without code objects: the top variant's constexprs alone
+    [row] = [r for r in by_name.kernels if r.name == "_matmul"]
+    assert row.config is not None and {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M"} <= set(
+        row.config
+    )
+    assert api.gap_report([LEDGER_RUN], group_by="function").kernels[0].config is None  # rows are not kernels
+
+
+def test_a_broken_ledger_costs_the_configs_not_the_table(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    for f in LEDGER_RUN.iterdir():
+        (run / f.name).write_bytes(f.read_bytes())
+    ledger = next(run.glob("launches_*.jsonl"))
+    ledger.write_bytes(ledger.read_bytes()[:-300])  # killed while writing
+    got = api.gap_report([run])
+    assert sum(r.calls for r in got.kernels if r.name == "_matmul") == 42
+    assert all(r.config is None for r in got.kernels)
+    [warning] = [w for w in got.warnings if "Triton configs not named" in w]
+    assert ledger.name in warning and "\n" not in warning

@@ -20,6 +20,7 @@ from kernelscope.identity import Identities
 from kernelscope.model import KernelLaunch, Profile
 from kernelscope.model.codeobj import CodeObject, KernelCode
 from kernelscope.model.gap import GapOptions, GapResult, KernelRow, Variant
+from kernelscope.model.launches import ConstexprArg, TritonLaunch
 
 _TAG = " #variant"  # the row label until the names are restored; kept readable for c++filt and the classifier
 
@@ -146,4 +147,38 @@ def config_of(k: KernelCode) -> dict[str, object]:
     constants = k.metadata.get("constants")
     if isinstance(constants, dict):
         out.update({str(n): v for n, v in constants.items() if isinstance(v, int | float | str | bool)})
+    return out
+
+
+def attach_launches(result: GapResult, launches: Sequence[TritonLaunch]) -> None:
+    """Each Triton row's config from ``kscope profile``'s launch ledger: the constexprs (``BLOCK_SIZE_M``...)
+    and launch options of the launches of its kernel whose grid, threads and shared memory are its variant's
+    (``--group-by variant``) or its top variant's. Triton's cache metadata has the options but not the
+    constexprs; the ledger saw them. Left as it is where no config or several fit."""
+    by: dict[tuple[str, tuple[int, ...]], list[TritonLaunch]] = {}
+    for launch in launches:
+        by.setdefault((launch.kernel, tuple(launch.grid)), []).append(launch)
+    for row in (r for part in [result, *result.phases] for r in part.kernels):
+        v = row.variant or row.top_variant
+        if v is None or v.grid is None or row.kind == "memory":
+            continue
+        found = {
+            msgspec.json.encode(c): c for c in (_ledger_config(x) for x in by.get((row.name, v.grid), ()) if _ran(x, v))
+        }
+        if len(found) == 1:
+            row.config = {**next(iter(found.values())), **(row.config or {})}
+
+
+def _ran(launch: TritonLaunch, v: Variant) -> bool:
+    """Whether a ledger launch can be a launch of variant ``v``: a block of num_warps warps (32 or 64
+    lanes) and Triton's shared memory where the profiler recorded them."""
+    threads = v.block[0] * v.block[1] * v.block[2] if v.block is not None else None
+    if threads is not None and threads not in (launch.num_warps * 32, launch.num_warps * 64):
+        return False
+    return v.shared_bytes is None or v.shared_bytes == launch.shared
+
+
+def _ledger_config(launch: TritonLaunch) -> dict[str, object]:
+    out: dict[str, object] = {a.name: a.value for a in launch.args if isinstance(a, ConstexprArg)}
+    out.update(num_warps=launch.num_warps, num_stages=launch.num_stages, num_ctas=launch.num_ctas)
     return out

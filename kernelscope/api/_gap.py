@@ -12,7 +12,7 @@ from kernelscope import readers
 from kernelscope.analyses.diff import diff as diff_profiles
 from kernelscope.analyses.gap import GapAccumulator, attach_sources, gap
 from kernelscope.analyses.steady import select as steady_select
-from kernelscope.analyses.variants import attach_code, by_variant
+from kernelscope.analyses.variants import attach_code, attach_launches, by_variant
 from kernelscope.analyses.window import Window, apart, phases, select
 from kernelscope.api._names import locate_sources
 from kernelscope.errors import InputError
@@ -23,6 +23,7 @@ from kernelscope.model.columns import LaunchColumns
 from kernelscope.model.diff import DiffOptions, DiffResult
 from kernelscope.model.gap import HARNESS_PHASE, GapOptions, GapResult, GroupBy, Steady
 from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
+from kernelscope.readers import kineto, launch_ledger
 
 Progress = Callable[[str], None]
 
@@ -91,13 +92,14 @@ def gap_report(
     if not paths:
         raise InputError("no input files given")
     objects = [o for h in map(open_input, code or ()) for o in h.code]  # read first: a bad one fails before any work
+    inputs = open_all(paths, fmt=fmt)
     if find_sources and group_by not in ("name", "function", "variant"):
         raise InputError("--find-sources needs --group-by name, function or variant (rows must be kernels)")
     with numbers.tally_dropped() as dropped:
         options = GapOptions(
             include_memory=include_memory, group_by=group_by, per_rank=per_rank, include_harness=include_harness
         )
-        result = _gap(paths, fmt, window, phase_by, options, progress)
+        result = _gap(inputs, fmt, window, phase_by, options, progress)
     result.totals.dropped_records = dropped[0]
     if find_sources:
         names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
@@ -105,7 +107,23 @@ def gap_report(
         attach_sources(result, {m.name: m for m in found})
     if objects:
         attach_code(result, objects)
+    if group_by in ("name", "variant"):
+        _attach_ledgers(result, inputs)
     return result
+
+
+def _attach_ledgers(result: GapResult, inputs: Sequence[Input]) -> None:
+    """The constexprs each Triton variant ran, from the launch ledgers ``kscope profile`` wrote beside its
+    traces; an unreadable ledger costs the configs, with a warning, not the table."""
+    launches = []
+    for h in inputs:
+        ledger = launch_ledger.beside(h.path) if h.format == kineto.FORMAT else None
+        try:
+            launches += launch_ledger.read(ledger) if ledger is not None else []
+        except InputError as exc:
+            result.warnings.append(f"Triton configs not named: {exc}")
+    if launches:
+        attach_launches(result, launches)
 
 
 def _gap(

@@ -48,6 +48,13 @@ def files(path: Path) -> list[Path]:
     return [beside]
 
 
+def beside(trace: Path) -> Path | None:
+    """The ledger ``kscope profile`` wrote beside the trace ``trace_rank<R>_pid<P>...``, if it did."""
+    m = _NAME.search(Path(trace).name)
+    path = Path(trace).with_name(f"launches_rank{m[1]}_pid{m[2]}.jsonl") if m else None
+    return path if path is not None and path.is_file() else None
+
+
 _NO_LEDGER = (
     "`kscope profile` writes one for each Python process that launches Triton kernels "
     "(not with KSCOPE_LAUNCHES=0 or a tracer other than torch)"
