@@ -293,3 +293,34 @@ def test_phase_by_shows_the_harness_as_its_own_phase(path: Path) -> None:
     kept = api.gap_report([path], phase_by="no such annotation", include_harness=True)
     assert [p.phase for p in kept.phases] == ["(outside)"]
     assert kept.phases[0].totals.launches == sum(_raw_counts(path).values())
+
+
+def test_configs_timed_without_a_flush_are_found_by_their_rotation(tmp_path: Path) -> None:
+    """The autotuned matmul timed by a plain loop (no flush; H100): with kscope's marks the 16 timing
+    ranges are exact; without them the rotating-configs rule sets aside the same 336 launches (8 configs x
+    21 x 2 shapes) and leaves the winners' 42 calls, which repeat a configuration already timed."""
+    path = KINETO / "h100_matmul_autotune_plain.json.gz"
+    marked = api.gap_report([path])
+    foreign = api.gap_report([_without_marks(path, tmp_path / "foreign.json")])
+    assert {b.rule for b in marked.harness} == {"hook-annotation"} and len(marked.harness) == 16
+    assert {b.rule for b in foreign.harness} == {"rotating-configs"} and len(foreign.harness) == 2
+    assert foreign.totals.excluded_harness_launches == marked.totals.excluded_harness_launches == 336
+    assert _calls(foreign) == _calls(marked) and _calls(marked)["_matmul"] == 42
+
+
+def _runs(*runs: tuple[int, int, int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(kernel name id, variant id, binary id, launches) in time order -> name, variant, binary columns."""
+    name, variant, binary = (np.concatenate([np.full(r[3], r[i]) for r in runs]) for i in range(3))
+    return name, variant, binary
+
+
+def test_rotating_configs_need_new_binaries_back_to_back() -> None:
+    tuned = _runs((0, 1, 1, 21), (0, 2, 2, 21), (0, 3, 3, 21), (0, 2, 2, 21))  # 3 configs, then the winner
+    [burst] = harness.rotating(*tuned)
+    assert burst.tolist() == list(range(63))
+    ramp = _runs((0, 1, 1, 8), (0, 2, 1, 8), (0, 3, 1, 8), (0, 4, 1, 8))  # a growing grid: one binary
+    assert harness.rotating(*ramp) == []
+    mixed = _runs(*[(k % 2, k, k, 1) for k in range(60)])  # alternating with another kernel
+    assert harness.rotating(*mixed) == []
+    short = _runs((0, 1, 1, 2), (0, 2, 2, 2), (0, 3, 3, 2))  # runs too short to be timing loops
+    assert harness.rotating(*short) == []

@@ -17,5 +17,8 @@ for h in none do_bench timer graphed; do run $h 120 --harness $h; done
 run tunableop 240 --harness tunableop --tunableop-results $OUT/tunableop_results.csv
 run tunableop_tuned 120 --harness tunableop --tuned --tunableop-results $OUT/tunableop_results.csv
 run compile 300 --harness compile
+# a hand-written tuner's timing (no L2 flush): the tutorial matmul autotuned with a plain loop
+W=examples/tune/matmul_workload.py
+run autotune_plain 120 --configs 8 --calls 21 --plain-bench
 rm -f $OUT/*/*.tmp
 du -sh $OUT/*

@@ -26,7 +26,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernelscope.analyses.harness import MARKED, RULE, TUNED, find, flush_name_mask, is_flush, marked, op_tuning
+from kernelscope.analyses.harness import (
+    MARKED,
+    ROTATING,
+    RULE,
+    TUNED,
+    find,
+    flush_name_mask,
+    is_flush,
+    marked,
+    op_tuning,
+    rotating,
+)
 from kernelscope.analyses.idle import innermost, launch_times, split, waited_under
 from kernelscope.identity import Identities
 from kernelscope.model import KernelStats, Profile
@@ -273,8 +284,19 @@ class GapAccumulator:
         if flushed:
             rest = np.setdiff1d(rest, np.concatenate([rest[idx] for _, idx in flushed]), assume_unique=True)
         order = rest[np.argsort(start[rest], kind="stable")]
+        rotated = rotating(nid[order], vid[order], self._binaries()[np.maximum(vid[order], 0)])
+        out += [(ROTATING, "configs timed back to back (no flush)", order[pos]) for pos in rotated]
+        if rotated:
+            order = np.setdiff1d(order, np.concatenate([order[pos] for pos in rotated]), assume_unique=True)
+            order = order[np.argsort(start[order], kind="stable")]
         tuned = op_tuning(op[order], nid[order], vid[order], self._is_gemm)
         return out + [(TUNED, "tuning inside one op call (TunableOp)", order[pos]) for pos in tuned]
+
+    def _binaries(self) -> np.ndarray:
+        """Per variant id, the id of its binary (block, registers, shared memory: the grid left out)."""
+        ids: dict[tuple[object, ...], int] = {}
+        keys = [(v.block, v.registers, v.shared_bytes) for v in self._variant_ids]
+        return np.array([ids.setdefault(k, len(ids)) for k in keys] or [0], np.int64)
 
     def _is_gemm(self, name_ids: np.ndarray) -> np.ndarray:
         names = list(self._name_ids)  # ids in order of first appearance

@@ -16,6 +16,15 @@ loop) between such runs. The rule here, over one device's launches in time order
 
 Only names and durations are used, so the rule works on any profiler's trace (Kineto, rocprofv3, nsys).
 
+A tuner that times without flushing (a hand-written loop, as vLLM's tuning scripts and many autotuners do)
+still shows its candidates: one kernel launched back to back, config after config. So (**rotating-configs**)
+a stretch of consecutive launches of one kernel (no other kernel between) made of ``MIN_CONFIGS`` or more
+runs of ``MIN_REPEATS`` or more identical launches, each run a configuration not seen before in the stretch
+and at least ``MIN_CONFIGS`` distinct binaries (block, registers, shared memory) among them, is harness; the
+stretch ends at the first run of a configuration it already timed (the winner, run by the workload). A
+workload whose grid grows (a batch ramping up) changes no binary; one whose kernel alternates with others
+has no such stretch.
+
 Tuning inside one library call flushes nothing and rotates no config the trace can see: PyTorch's TunableOp
 times every candidate GEMM solution inside the op call that first meets a shape (``TunableOp::FindFastest``:
 per candidate 1 + 2+3 + 2+10 + 2+100 calls by default), then runs the winner once. So (**op-tuning**, traces
@@ -45,10 +54,13 @@ FLUSH_NAME = re.compile(r"fill|zero|memset", re.IGNORECASE)
 MIN_FLUSH_NS = 5_000  # a 40 MB write at 8 TB/s; Triton's 256 MB flush takes ~80 µs on an H100
 MAX_CALL = 3  # kernels one timed call may launch
 MIN_FLUSHES = 5  # do_bench's own first estimate is 5 flushed calls
+MIN_CONFIGS = 3  # rotating configs: distinct binaries of one kernel timed one after another
+MIN_REPEATS = 3  # rotating configs: launches of each (a timing loop's warm-up and repetitions)
 MIN_TUNED = 20  # kernels of one op call: TunableOp's one candidate takes ~120; a GEMM op's own call 1-2
 TUNED_RATIO = 10
 RULE = "flush-alternation"
 TUNED = "op-tuning"
+ROTATING = "rotating-configs"
 MARKED = "hook-annotation"  # exact: launched inside kscope's HARNESS_MARK annotation (kscope profile's hook)
 
 
@@ -204,6 +216,51 @@ def op_tuning(
         usual = float(np.median(others)) if others.size else 1.0
         if pos.size >= TUNED_RATIO * max(1.0, usual):
             out.append(pos[:-1])
+    return out
+
+
+def rotating(name_id: np.ndarray, variant: np.ndarray, binary: np.ndarray) -> list[np.ndarray]:
+    """The stretches of configs timed back to back among one device's launches in time order (positions):
+    ``variant`` each launch's configuration id and ``binary`` the id of its (block, registers, shared
+    memory), < 0 where not recorded."""
+    n = name_id.size
+    if n < MIN_CONFIGS * MIN_REPEATS:
+        return []
+    change = np.ones(n, bool)
+    change[1:] = (name_id[1:] != name_id[:-1]) | (variant[1:] != variant[:-1])
+    starts = np.flatnonzero(change)
+    ends = np.append(starts[1:], n)
+    long = (ends - starts >= MIN_REPEATS) & (variant[starts] >= 0) & (name_id[starts] >= 0)
+    # runs that continue a long run of the same kernel: a stretch is a chain of them
+    chained = np.zeros(starts.size, bool)
+    chained[1:] = long[1:] & long[:-1] & (name_id[starts[1:]] == name_id[starts[:-1]])
+    out = []
+    head = np.flatnonzero(long & ~chained)
+    for h in head.tolist():
+        stop = h + 1
+        while stop < starts.size and chained[stop]:
+            stop += 1
+        if stop - h >= MIN_CONFIGS:
+            out += _timed_configs(list(range(h, stop)), starts, ends, variant, binary)
+    return out
+
+
+def _timed_configs(runs: list[int], starts: np.ndarray, ends: np.ndarray, variant: np.ndarray,
+                   binary: np.ndarray) -> list[np.ndarray]:  # fmt: skip
+    """Within one chain of long runs of a kernel: each prefix of new configurations with enough distinct
+    binaries; a run repeating a configuration ends it and is the workload's (the next may start after it)."""
+    out = []
+    i = 0
+    while i < len(runs):
+        seen: set[int] = set()
+        j = i
+        while j < len(runs) and int(variant[starts[runs[j]]]) not in seen:
+            seen.add(int(variant[starts[runs[j]]]))
+            j += 1
+        picked = runs[i:j]
+        if len(picked) >= MIN_CONFIGS and len({int(binary[starts[r]]) for r in picked}) >= MIN_CONFIGS:
+            out.append(np.arange(starts[picked[0]], ends[picked[-1]]))
+        i = j + 1  # past the repeated configuration: the workload's run
     return out
 
 
