@@ -11,6 +11,16 @@ from __future__ import annotations
 _CONTROL = {c: f"\\x{c:02x}" for c in [*range(32), 127, *range(0x80, 0xA0)]} | {10: "\\n", 13: "\\r", 9: "\\t"}
 
 
+# JSON escapes C0 itself; C1 (0x80-0x9f) is valid text to it but a control sequence to some terminals, so
+# JSON kscope prints gets them as \u escapes too (the same string to any JSON reader)
+_C1 = {c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}
+
+
+def json_text(encoded: bytes) -> str:
+    """Encoded JSON as text safe on a terminal: C1 characters as ``\\u`` escapes."""
+    return encoded.decode().translate(_C1)
+
+
 def one_line(text: str) -> str:
     """``text`` with control characters escaped (newlines as ``\\n``): an SQLite message that quotes the
     schema, or a CSV cell with a line break, stays on the one line the CLI prints."""

@@ -399,3 +399,46 @@ def test_hostile_kernel_names_cannot_reach_the_terminal_or_forge_lines(tmp_path:
     raw = run_kscope("gap", trace, "--json").stdout
     assert not any(c in raw for c in "\x1b\x07\x9b")  # C0 and C1 as \u escapes, even on a terminal
     assert HOSTILE in {k["name"] for k in json.loads(raw)["kernels"]}  # the exact name, by JSON's own rules
+
+
+def _hostile_trace(tmp_path: Path) -> Path:
+    doc = json.loads(gzip.decompress((DATA / "kineto" / "h100_transformer_eager.json.gz").read_bytes()))
+    hot = max((e for e in doc["traceEvents"] if e.get("cat") == "kernel"), key=lambda e: e["dur"])
+    for e in doc["traceEvents"]:
+        if e.get("name") == hot["name"]:
+            e["name"] = HOSTILE
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(doc))
+    return trace
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("diff", "{trace}", "{base}"),
+        ("diff", "{trace}", "{base}", "--csv"),
+        ("diff", "{trace}", "{base}", "--markdown"),
+        ("suggest", "{trace}"),
+        ("suggest", "{trace}", "--markdown"),
+        ("roofline", "{trace}"),
+        ("shapes", "{trace}"),
+        ("shapes", "{trace}", "--json"),
+        ("classify", HOSTILE),
+        ("classify", HOSTILE, "--csv"),
+        ("classify", HOSTILE, "--markdown"),
+        ("find", HOSTILE, "--repo", "{repo}", "--db", "{db}"),
+        ("find", HOSTILE, "--repo", "{repo}", "--db", "{db}", "--csv"),
+        ("gap", "{trace}", "--group-by", "variant"),
+        ("gap", "{trace}", "--phase-by", "."),
+    ],
+)
+def test_every_command_that_prints_a_name_escapes_it(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """Issue 16 deliverable 5, command by command: no raw control character (C0, DEL, C1) and no forged
+    line reach the terminal from a kernel name, in tables, CSV, Markdown or JSON."""
+    where = {"trace": _hostile_trace(tmp_path), "base": DATA / "kineto" / "h100_transformer_eager.json.gz"}
+    where |= {"repo": DATA / "srcrepos" / "vllm", "db": tmp_path / "i.sqlite"}
+    done = run_kscope(*[a.format(**where) if a.startswith("{") else a for a in args])
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert not any(c in out for c in "\x1b\x07\x9b")
+    assert "\nkscope: error: forged" not in out

@@ -13,7 +13,7 @@ import msgspec
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from kernelscope.errors import InputError, MissingToolError, one_line
+from kernelscope.errors import InputError, MissingToolError, json_text, one_line
 
 
 @dataclass(frozen=True)
@@ -63,13 +63,8 @@ class Presenter:
     render: Callable[[Any], str | bytes]
 
 
-# JSON escapes C0 itself; C1 (0x80-0x9f) is valid text to it but a control sequence to some terminals, so
-# --json on a terminal gets them as \u escapes too (the same string to any JSON reader)
-_C1 = {c: f"\\u{c:04x}" for c in range(0x80, 0xA0)}
-
-
 def render_json(result: Any) -> str:
-    return msgspec.json.format(msgspec.json.encode(result), indent=2).decode().translate(_C1) + "\n"
+    return json_text(msgspec.json.format(msgspec.json.encode(result), indent=2)) + "\n"
 
 
 def rich_table(t: Table, hidden: Collection[str] = ()) -> RichTable:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import msgspec
 
-from kernelscope.errors import FormatError
+from kernelscope.errors import FormatError, json_text
 from kernelscope.model.shapes import ShapeRun
 
 _EXPECTED = "a shape ledger line: a JSON object with kernel, model, stage, dtype, shape, time_us, baseline_us"
@@ -30,4 +30,4 @@ def read(path: Path) -> list[ShapeRun]:
 
 
 def write(runs: list[ShapeRun]) -> str:
-    return "".join(msgspec.json.encode(r).decode() + "\n" for r in runs)
+    return "".join(json_text(msgspec.json.encode(r)) + "\n" for r in runs)  # printed by `kscope shapes`
