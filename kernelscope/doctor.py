@@ -14,7 +14,6 @@ import platform
 import re
 import shutil
 import struct
-import subprocess
 import sys
 import tempfile
 import tomllib
@@ -24,8 +23,9 @@ from importlib import resources
 from pathlib import Path
 
 from kernelscope.codeobj import tools as codeobj_tools
-from kernelscope.errors import MissingToolError
+from kernelscope.errors import MissingToolError, ToolFailedError
 from kernelscope.model.doctor import Check, DoctorResult, Gpu
+from kernelscope.process import run_tool
 from kernelscope.profiling.tracers import att_decoder
 
 PROBE_TIMEOUT_S = 15.0
@@ -38,11 +38,9 @@ _AMDGPU_ELF += struct.pack("<HHIQQQIHHHHHH", 1, 224, 1, 0, 0, 0, 0, 64, 0, 0, 64
 def _run(argv: list[str]) -> tuple[bool, str]:
     """(ran and exited 0, stdout + stderr); a hang, a crash or a missing binary is (False, why)."""
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=PROBE_TIMEOUT_S, check=False)
-    except subprocess.TimeoutExpired:
-        return False, f"{Path(argv[0]).name} did not answer within {PROBE_TIMEOUT_S:.0f} s"
-    except OSError as exc:
-        return False, f"{Path(argv[0]).name} could not run: {exc.strerror or exc}"
+        p = run_tool(argv, timeout_s=PROBE_TIMEOUT_S)
+    except ToolFailedError as exc:
+        return False, str(exc)
     return p.returncode == 0, (p.stdout + p.stderr).strip()
 
 
