@@ -37,7 +37,7 @@ COLUMNS = [
     Column("function", "Function", justify="left"),
     Column("dtype", "Dtype", justify="left"),
     Column("variant", "Variant", justify="left"),  # --group-by variant: grid, block, registers, shared memory
-    Column("config", "Code object", justify="left"),  # --code: the compiled config its variant ran
+    Column("config", "Config", justify="left"),  # --code or kscope profile's ledger: the config its variant ran
     Column("calls_per_iteration", "Calls/iter", 1),  # --window steady
     Column("us_per_iteration", "µs/iter", 1),
     Column("source_status", "Source status", justify="left", short="Source?"),
@@ -150,7 +150,7 @@ def _row_dict(k: object) -> dict[str, object]:
 
 
 def _config(k: KernelRow) -> str | None:
-    """The compiled config the row's variant ran (``--code``), or how many code objects fit it."""
+    """The config the row's variant ran (``--code``, the launch ledger), or how many code objects fit it."""
     if k.config is not None:
         return " ".join(f"{n}={v}" for n, v in k.config.items() if n != "num_ctas" or v != 1)
     return f"{len(k.code)} fit (ambiguous)" if len(k.code) > 1 else None
