@@ -258,9 +258,9 @@ def test_a_rows_config_names_its_constexprs_from_the_launch_ledger() -> None:
         assert {k: r.config[k] for k in want} == want  # BLOCK_SIZE_M/N/K, GROUP_SIZE_M, num_warps, num_stages
     by_name = api.gap_report([LEDGER_RUN])  # without code objects: the top variant's constexprs alone
     [row] = [r for r in by_name.kernels if r.name == "_matmul"]
-    assert row.config is not None and {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M"} <= set(
-        row.config
-    )
+    assert row.config is not None
+    assert {"BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M"} <= set(row.config)
+    assert row.dtype == "fp16"  # the name says none; examples/tune/matmul.py launches it on float16 tensors
     assert api.gap_report([LEDGER_RUN], group_by="function").kernels[0].config is None  # rows are not kernels
 
 

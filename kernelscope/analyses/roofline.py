@@ -19,26 +19,10 @@ from typing import Any, NamedTuple
 import msgspec
 
 from kernelscope.errors import InputError
-from kernelscope.model.ops import TORCH_DTYPES, OpCall
+from kernelscope.model.ops import SHORT_DTYPES, TORCH_DTYPES, OpCall
 from kernelscope.model.roofline import TARGET, Peaks, RooflinePoint, RooflineResult
 
-# kscope's short names for the dtypes the roofs know (fp8: both formats share the matrix peak)
-_SHORT = {
-    "bfloat16": "bf16",
-    "float16": "fp16",
-    "float32": "fp32",
-    "float64": "fp64",
-    "float8_e4m3fn": "fp8",
-    "float8_e5m2": "fp8",
-    "float8_e4m3fnuz": "fp8",
-    "float8_e5m2fnuz": "fp8",
-    "int8": "int8",
-    "uint8": "uint8",
-    "int32": "int32",
-    "int64": "int64",
-    "bool": "bool",
-}
-_DTYPE = {name: _SHORT[t] for name, t in TORCH_DTYPES.items() if t in _SHORT}
+_DTYPE = {name: SHORT_DTYPES[t] for name, t in TORCH_DTYPES.items() if t in SHORT_DTYPES}
 _BYTES = {
     "bf16": 2,
     "fp16": 2,

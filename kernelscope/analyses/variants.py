@@ -20,7 +20,8 @@ from kernelscope.identity import Identities
 from kernelscope.model import KernelLaunch, Profile
 from kernelscope.model.codeobj import CodeObject, KernelCode
 from kernelscope.model.gap import GapOptions, GapResult, KernelRow, Variant
-from kernelscope.model.launches import ConstexprArg, TritonLaunch
+from kernelscope.model.launches import ConstexprArg, TensorArg, TritonLaunch
+from kernelscope.model.ops import FLOAT_DTYPES, SHORT_DTYPES
 
 _TAG = " #variant"  # the row label until the names are restored; kept readable for c++filt and the classifier
 
@@ -154,7 +155,8 @@ def attach_launches(result: GapResult, launches: Sequence[TritonLaunch]) -> None
     """Each Triton row's config from ``kscope profile``'s launch ledger: the constexprs (``BLOCK_SIZE_M``...)
     and launch options of the launches of its kernel whose grid, threads and shared memory are its variant's
     (``--group-by variant``) or its top variant's. Triton's cache metadata has the options but not the
-    constexprs; the ledger saw them. Left as it is where no config or several fit."""
+    constexprs; the ledger saw them. Left as it is where no config or several fit. A row whose name gave no
+    dtype gets its launches' tensors' floating type, where they have exactly one."""
     by: dict[tuple[str, tuple[int, ...]], list[TritonLaunch]] = {}
     for launch in launches:
         by.setdefault((launch.kernel, tuple(launch.grid)), []).append(launch)
@@ -167,6 +169,15 @@ def attach_launches(result: GapResult, launches: Sequence[TritonLaunch]) -> None
         }
         if len(found) == 1:
             row.config = {**next(iter(found.values())), **(row.config or {})}
+        if row.dtype is None:  # the name did not say; its launches' tensors do (one floating type: that one)
+            floats = {
+                SHORT_DTYPES.get(a.dtype)
+                for x in by.get((row.name, v.grid), ())
+                if _ran(x, v)
+                for a in x.args
+                if isinstance(a, TensorArg) and SHORT_DTYPES.get(a.dtype) in FLOAT_DTYPES
+            }
+            row.dtype = floats.pop() if len(floats) == 1 else None
 
 
 def _ran(launch: TritonLaunch, v: Variant) -> bool:

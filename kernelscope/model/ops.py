@@ -15,6 +15,25 @@ import msgspec
 
 from kernelscope.model.replay import Number
 
+# kscope's short names (docs/identity.md) of the torch dtypes the roofs know (fp8: both formats share the
+# matrix peak)
+SHORT_DTYPES = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "float32": "fp32",
+    "float64": "fp64",
+    "float8_e4m3fn": "fp8",
+    "float8_e5m2": "fp8",
+    "float8_e4m3fnuz": "fp8",
+    "float8_e5m2fnuz": "fp8",
+    "int8": "int8",
+    "uint8": "uint8",
+    "int32": "int32",
+    "int64": "int64",
+    "bool": "bool",
+}
+FLOAT_DTYPES = frozenset({"bf16", "fp16", "fp32", "fp64", "fp8"})
+
 # The profiler's dtype names (``Input type``: caffe2 TypeMeta names) -> torch dtype names.
 TORCH_DTYPES = {
     "c10::BFloat16": "bfloat16",
