@@ -93,13 +93,6 @@ CASES = [
         "ctest -R '^test_ck_tile_fmha_fwd$'",
     ),
     (
-        "void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64, 128, 128, 4, false, false, cutlass::bfloat16_t>, false, false>(pytorch_flash::Flash_fwd_params)",  # noqa: E501
-        "flash-attention",
-        "csrc/flash_attn/src/flash_fwd_launch_template.h",
-        "macro",
-        None,
-    ),
-    (
         "void at::native::vectorized_elementwise_kernel<4, at::native::bfloat16_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul> >(int)",  # noqa: E501
         "pytorch",
         "aten/src/ATen/native/cuda/Copy.cu",
@@ -400,3 +393,17 @@ def test_an_older_index_is_rebuilt_not_refused(tmp_path: Path) -> None:
     index.index([repo])
     [hit] = Finder(index).find(["void k<4>(float*)"])
     assert hit.status == "resolved"
+
+
+def test_a_namespace_the_file_does_not_show_is_never_resolved(finder: Finder) -> None:
+    """Issue 16: PyTorch's vendored FlashAttention-2 (``pytorch_flash::``) against upstream's file, whose
+    kernels the scanner sees at global scope: the name's namespace is not in the file (a macro could open
+    it; nothing shows one does), so the file is a candidate, never the answer."""
+    name = (
+        "void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64, 128, 128, 4, false, false, "
+        "cutlass::bfloat16_t>, false, false>(pytorch_flash::Flash_fwd_params)"
+    )
+    (m,) = finder.find([name])
+    assert m.status == "ambiguous" and m.location is None
+    assert [c.path for c in m.candidates][:1] == ["csrc/flash_attn/src/flash_fwd_launch_template.h"]
+    assert "the name says pytorch_flash: the outer scopes are not in the file" in m.reason

@@ -11,6 +11,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from kernelscope.errors import InputError
 from kernelscope.identity import Identities
@@ -18,6 +19,7 @@ from kernelscope.identity.classify import words
 from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.source import KernelDefinition, SourceMatch, TestHit
 from kernelscope.sources.index import SourceIndex, github_url, link_tokens
+from kernelscope.sources.scan import NS_MACRO
 
 # Kinds whose kernels have no source to find: generated at build/run time, or closed.
 NO_SOURCE = {
@@ -68,20 +70,58 @@ def _scopes(namespace: str | None) -> set[str]:
     return set(_scope_list(namespace))
 
 
-def _namespace_problem(ident: KernelIdentity, namespace: str) -> str | None:
-    """Why a definition cannot be the named kernel by its namespace (None: it can). Both known: one must end
-    the other (a scanner can miss an outer scope opened by a macro or in another file, never an inner one);
-    ``vllm::moe::topk`` is not ``vllm::topk``, nor ``flashinfer::topk``."""
-    want, have = _scope_list(ident.namespace), _scope_list(namespace)
-    if not want or not have:
-        return None
-    n = min(len(want), len(have))
-    if want[-n:] == have[-n:]:
-        return None
-    return f"in namespace {'::'.join(have)}, the name says {'::'.join(want)}"
+def _cxx_signature(ident: KernelIdentity) -> bool:
+    """A C++ kernel's name as the compiler spelled it (its scope is complete: global when it names none)."""
+    return ident.template_args is not None or "(" in ident.demangled
 
 
-def _arity_problem(ident: KernelIdentity, row: tuple[object, ...]) -> str | None:
+def _visible(namespace: str, values: dict[str, str | None]) -> tuple[list[str], bool]:
+    """The definition's comparable scopes from the innermost macro-named one in (exclusive) on, and whether
+    a macro-named scope (``namespace FLASH_NAMESPACE {``) stands for what lies outside them. A macro whose
+    value the repository defines once (``#define FLASH_NAMESPACE flash``) is that value."""
+    parts = [q for p in namespace.split("::") if p for q in (values.get(p) or p).split("::")]
+    macro = max((i for i, p in enumerate(parts) if p.isupper()), default=-1)
+    return _scope_list("::".join(parts[macro + 1 :])), macro >= 0
+
+
+def _namespace_problem(ident: KernelIdentity, namespace: str, values: dict[str, str | None]) -> str | None:
+    """Why a definition cannot be the named kernel by its namespace (None: it can). The name's scope is
+    complete; the scanner's can lack outer scopes only (opened by a macro): the definition's visible scopes
+    must end the name's. ``vllm::moe::topk`` is not ``vllm::topk``, ``flashinfer::topk`` nor
+    ``sglang::vllm::moe::topk``; a C++ name without a namespace is not ``sglang::topk``."""
+    want = _scope_list(ident.namespace)
+    have, _ = _visible(namespace, values)
+    if not have or (not want and not _cxx_signature(ident)):
+        return None
+    if len(have) <= len(want) and want[len(want) - len(have) :] == have:
+        return None
+    return f"in namespace {'::'.join(have)}, the name says {'::'.join(want) or 'the global namespace'}"
+
+
+def _partly(ident: KernelIdentity, namespace: str, values: dict[str, str | None]) -> bool:
+    """Agrees only in part: the name's namespace has outer scopes the definition's file does not show and no
+    macro-named scope explains (a macro opening ``namespace vllm {`` is possible, not proven)."""
+    want = _scope_list(ident.namespace)
+    have, macro = _visible(namespace, values)
+    return not macro and len(have) < len(want)
+
+
+_PYTHON_KINDS = {"triton", "cute", "op"}
+
+
+def _language_problem(ident: KernelIdentity, kind: str) -> str | None:
+    if kind in _PYTHON_KINDS and _cxx_signature(ident):
+        return f"a Python {kind} definition, the name is a C++ signature"
+    return None
+
+
+def _problem(ident: KernelIdentity, row: tuple[Any, ...], values: dict[str, str | None]) -> str | None:
+    """Why an index row cannot define the named kernel (None: it can); ``values``: its repository's
+    namespace macros."""
+    return _language_problem(ident, row[4]) or _namespace_problem(ident, row[5], values) or _arity_problem(ident, row)
+
+
+def _arity_problem(ident: KernelIdentity, row: tuple[Any, ...]) -> str | None:
     """Why a definition cannot be the named kernel by its template parameters (None: it can): the name
     gives the function n template arguments (defaults included: a mangled name spells them all), the
     definition takes a different number (a pack takes any number from there on)."""
@@ -160,6 +200,7 @@ class Finder:
             raise InputError(f"{missing[0]}: not in the source index {index.path}; run kscope index {missing[0]}")
         if not self.repos:
             raise InputError(f"{index.path}: no repositories indexed; run kscope index REPO first")
+        self._macro_values: dict[int, dict[str, str | None]] = {}
         self.identities = Identities()
 
     def find(self, names: Iterable[str]) -> list[SourceMatch]:
@@ -192,19 +233,30 @@ class Finder:
         rows = list(
             self.index.db.execute(
                 f"SELECT repo_id, path, line, symbol, kind, namespace, arity, variadic FROM defs "
-                f"WHERE symbol IN ({','.join('?' * len(symbols))}) AND repo_id IN ({marks})",
-                (*symbols, *self.repos),
+                f"WHERE symbol IN ({','.join('?' * len(symbols))}) AND repo_id IN ({marks}) AND kind != ?",
+                (*symbols, *self.repos, NS_MACRO),
             )
         )
-        if not rows and ident.truncated and len(ident.function) >= 8:  # a cut name: its surviving prefix
+        # cut where the function's name may be cut too (not after its template arguments): its surviving prefix
+        if not rows and ident.truncated and ident.template_args is None and len(ident.function) >= 8:
             rows = list(
                 self.index.db.execute(
                     f"SELECT repo_id, path, line, symbol, kind, namespace, arity, variadic FROM defs "
-                    f"WHERE symbol >= ? AND symbol < ? AND repo_id IN ({marks})",
-                    (ident.function, ident.function + "\uffff", *self.repos),
+                    f"WHERE symbol >= ? AND symbol < ? AND repo_id IN ({marks}) AND kind != ?",
+                    (ident.function, ident.function + "\uffff", *self.repos, NS_MACRO),
                 )
             )
         return [r for r in rows if Path(self.repos[r[0]][0], r[1]).is_file()]
+
+    def _macros(self, rid: int) -> dict[str, str | None]:
+        """The repository's namespace macros and their value (None: defined with several values)."""
+        if rid not in self._macro_values:
+            found: dict[str, set[str]] = defaultdict(set)
+            query = "SELECT symbol, namespace FROM defs WHERE repo_id=? AND kind=?"
+            for name, value in self.index.db.execute(query, (rid, NS_MACRO)):
+                found[name].add(value)
+            self._macro_values[rid] = {n: next(iter(v)) if len(v) == 1 else None for n, v in found.items()}
+        return self._macro_values[rid]
 
     def _one(self, name: str, ident: KernelIdentity) -> SourceMatch:
         base = SourceMatch(
@@ -214,9 +266,12 @@ class Finder:
             base.status, base.reason = "no_source", NO_SOURCE[ident.kind]
             return base
         found = self._candidates(ident)
-        rejected = [(r, why) for r in found if (why := _namespace_problem(ident, r[5]) or _arity_problem(ident, r))]
+        rejected = [(r, why) for r in found if (why := _problem(ident, r, self._macros(r[0])))]
         rejected_ids = {id(r) for r, _ in rejected}
         rows = [r[:6] for r in found if id(r) not in rejected_ids]
+        full = [r for r in rows if not _partly(ident, r[5], self._macros(r[0]))]
+        partial = not full  # only definitions whose namespace the file shows in part: never resolved alone
+        rows = full or rows
         if not rows:
             misses = "; ".join(f"{self.repos[r[0]][1]}:{r[1]}:{r[2]} {why}" for r, why in rejected[:5])
             base.reason = f"no definition of {ident.function} in {len(self.repos)} indexed repositories" + (
@@ -238,6 +293,13 @@ class Finder:
             base.status = "ambiguous"
             base.reason = f"{len(top)} definitions of {ident.function} fit equally"
             base.candidates = top
+            return base
+        if partial:
+            base.status, base.candidates = "ambiguous", locs[:10]
+            base.reason = (
+                f"{ident.function} is defined in namespace {locs[0].namespace or '(global)'} in {locs[0].path}; "
+                f"the name says {ident.namespace}: the outer scopes are not in the file"
+            )
             return base
         base.status, base.location, base.candidates = "resolved", locs[0], locs[:10]
         base.tests = self._tests(scored[0][1], locs[0])

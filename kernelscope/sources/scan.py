@@ -155,7 +155,13 @@ _FUNC = re.compile(
     r"(?:void|auto|Tensor|at::Tensor)\s*&?\s+(\w+)\s*\([^;{}]*\)\s*(?:const\s*)?\{",
     re.M,
 )
-_NS_OR_BRACE = re.compile(r"\bnamespace\s+([\w:]*)\s*\{|[{}]")
+_NS_OR_BRACE = re.compile(
+    r"\bnamespace\s+([\w:]*)\s*\{|[{}]"
+    # a line that only names a macro opening or closing namespaces (VLLM_NAMESPACE_BEGIN, MOE_END)
+    r"|^[ \t]*([A-Z][A-Z0-9_]*?(?:NAMESPACE[A-Z0-9_]*|_BEGIN|_OPEN|_START|_END|_CLOSE))"
+    r"[ \t]*(?:\(\s*\))?[ \t]*;?[ \t]*$",
+    re.M,
+)
 _GPU_MARKERS = (
     "__global__",
     "__device__",
@@ -177,22 +183,39 @@ def _blank_comments(text: str) -> str:
     return _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
 
 
-def _namespaces(code: str) -> list[tuple[int, str]]:
-    """(offset, namespace chain in force from there) at every namespace open and close."""
+def _namespaces(code: str, values: dict[str, str] | None = None) -> list[tuple[int, str]]:
+    """(offset, namespace chain in force from there) at every namespace open and close; ``namespace NAME {``
+    with a macro NAME the file defines (``values``) is the macro's value. A macro that opens
+    namespaces on a line of its own (``VLLM_NAMESPACE_BEGIN``) stands in the chain as its name, upper case:
+    scopes that are there but unknown, until a closing macro (``*_END``, ``*_CLOSE``)."""
     stack: list[str | None] = []
+    macros: list[str] = []
     marks: list[tuple[int, str]] = [(0, "")]
+
+    def mark(at: int) -> None:
+        marks.append((at, "::".join([*macros, *(s for s in stack if s)])))
+
     for m in _NS_OR_BRACE.finditer(code):
         tok = m.group()
-        if tok == "}":
+        if m.group(2):
+            name = m.group(2)
+            if name.endswith(("_END", "_CLOSE")):
+                if macros:
+                    macros.pop()
+            elif not stack:  # at file scope: inside a function it is a statement macro
+                macros.append(name)
+            mark(m.end())
+        elif tok == "}":
             if stack:
                 popped = stack.pop()
                 if popped is not None:
-                    marks.append((m.end(), "::".join(s for s in stack if s)))
+                    mark(m.end())
         elif tok == "{":
             stack.append(None)
         else:
-            stack.append(m.group(1) or "(anonymous)")
-            marks.append((m.end(), "::".join(s for s in stack if s)))
+            name = m.group(1) or "(anonymous)"
+            stack.append((values or {}).get(name, name))
+            mark(m.end())
     return marks
 
 
@@ -282,14 +305,36 @@ def _template_params(code: str, start: int) -> tuple[int, bool]:
     return len(params), "..." in params[-1]
 
 
+_NS_MACRO = re.compile(
+    r"^[ \t]*#[ \t]*define[ \t]+([A-Z][A-Z0-9_]*)[ \t]+([A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)[ \t]*$", re.M
+)
+NS_MACRO = "nsmacro"  # a Definition that is no kernel: a macro naming a namespace, and its value (``namespace``)
+
+
+def _namespace_macros(code: str) -> dict[str, tuple[str, int]]:
+    """``#define FLASH_NAMESPACE flash``: macros that name a namespace (their name says so, or the file
+    opens ``namespace NAME {``), with their value and offset."""
+    opened = set(re.findall(r"\bnamespace\s+([A-Z][A-Z0-9_]*)\s*\{", code))
+    return {
+        m.group(1): (m.group(2), m.start(1))
+        for m in _NS_MACRO.finditer(code)
+        if m.group(1) in opened or "NAMESPACE" in m.group(1) or m.group(1).endswith("_NS")
+    }
+
+
 def cxx_definitions(text: str, path: str) -> list[Definition]:
     ext = PurePosixPath(path).suffix
-    if ext not in GPU_EXT and not any(k in text for k in _GPU_MARKERS):
+    gpu = ext in GPU_EXT or any(k in text for k in _GPU_MARKERS)
+    if not gpu and "NAMESPACE" not in text and "_NS" not in text:  # no kernels and no namespace macros
         return []
     code = _blank_comments(text)
     starts = _line_starts(code)
-    marks = _namespaces(code)
-    defs: list[Definition] = []
+    macros = _namespace_macros(code)
+    # the file's own macro values stand in its namespaces; another file's are the finder's (NS_MACRO rows)
+    defs = [Definition(n, _line_of(starts, at), NS_MACRO, v) for n, (v, at) in macros.items()]
+    if not gpu:
+        return defs
+    marks = _namespaces(code, {n: v for n, (v, _) in macros.items()})
     in_macro: list[tuple[int, int]] = []
     for m in _DEFINE.finditer(code):
         in_macro.append((m.start(), m.end()))
@@ -318,9 +363,11 @@ def cxx_definitions(text: str, path: str) -> list[Definition]:
             at = s.start(1)
             defs.append(Definition(s.group(1), _line_of(starts, at), "struct", _ns_at(marks, at), n, pack))
     if ext in GPU_EXT:
+        kernels = {(d.symbol, d.line) for d in defs if d.kind == "global"}
         for f in _FUNC.finditer(code):
-            if not macro_body(f.start()):
-                defs.append(Definition(f.group(1), _line_of(starts, f.start(1)), "function", _ns_at(marks, f.start(1))))
+            line = _line_of(starts, f.start(1))
+            if not macro_body(f.start()) and (f.group(1), line) not in kernels:  # not a kernel's own `void k(`
+                defs.append(Definition(f.group(1), line, "function", _ns_at(marks, f.start(1))))
     return defs
 
 
