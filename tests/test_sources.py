@@ -407,3 +407,47 @@ def test_a_namespace_the_file_does_not_show_is_never_resolved(finder: Finder) ->
     assert m.status == "ambiguous" and m.location is None
     assert [c.path for c in m.candidates][:1] == ["csrc/flash_attn/src/flash_fwd_launch_template.h"]
     assert "the name says pytorch_flash: the outer scopes are not in the file" in m.reason
+
+
+def test_scopes_languages_and_namespace_macros_decide_before_any_score(tmp_path: Path) -> None:
+    """Issue 16, the classes an independently labelled set found (bench/find_truth.py): a C++ name in the
+    global namespace is not a namespaced definition's; a definition deeper than the name is not it; a C++
+    name is never a Python function's; ``namespace FLASH_NAMESPACE {`` is the value another header
+    defines; a CuTe DSL name is the class of the module it spells; a name cut in its parameters keeps its
+    own function (no prefix search)."""
+    repo = tmp_path / "r"
+    (repo / "csrc").mkdir(parents=True)
+    (repo / "pkg" / "kernels").mkdir(parents=True)
+    (repo / "csrc" / "ns.h").write_text("#ifndef FLASH_NAMESPACE\n#define FLASH_NAMESPACE flash\n#endif\n")
+    (repo / "csrc" / "fa.cu").write_text(
+        '#include "ns.h"\nnamespace FLASH_NAMESPACE {\ntemplate <typename T>\n__global__ void fwd_kernel(T* x) {}\n}\n'
+    )
+    (repo / "csrc" / "moe.cu").write_text(
+        "namespace sglang {\ntemplate <typename T>\n__global__ void align_kernel(T* x) {}\n}\n"
+        "namespace outer { namespace device { namespace marlin {\ntemplate <int N>\n__global__ void Marlin(int* x) {}\n"
+        "}}}\n__global__ void quant_kernel_strided(float* x) {}\n"
+    )
+    (repo / "pkg" / "act.py").write_text("import triton\n\n@triton.jit\ndef act_kernel(x):\n    pass\n")
+    cute_class = "import cutlass.cute as cute\n\nclass RMSNormKernel:\n    pass\n"
+    (repo / "pkg" / "kernels" / "rmsnorm.py").write_text(cute_class)
+    (repo / "pkg" / "other.py").write_text(cute_class)
+    index = SourceIndex(tmp_path / "i.sqlite")
+    index.index([repo])
+    names = [
+        "void align_kernel<int>(int*)",  # global: sglang::align_kernel is another kernel
+        "void device::marlin::Marlin<4>(int*)",  # outer::device::marlin is deeper than the name
+        "void ops::act_kernel<float>(float*)",  # only a @triton.jit function of that name
+        "void flash::fwd_kernel<float>(float*)",  # FLASH_NAMESPACE is flash (ns.h)
+        "void pytorch_flash::fwd_kernel<float>(float*)",  # ... so not pytorch_flash
+        "kernel_cutlass_kernel_pkgkernelsrmsnormRMSNormKernel_object_at__tensorptrf16gmemalign16o2561_0",
+        "void quant_kernel<float>(float*, c10...",  # cut in its parameters: quant_kernel_strided is not it
+    ]
+    glob, deeper, python, flash, pytorch, cute, cut = Finder(index).find(names)
+    assert glob.status == "not_found" and "in namespace sglang, the name says the global namespace" in glob.reason
+    assert deeper.status == "not_found" and "in namespace outer::device::marlin" in deeper.reason
+    assert python.status == "not_found" and "a Python triton definition, the name is C++" in python.reason
+    assert flash.status == "resolved" and flash.location is not None and flash.location.path == "csrc/fa.cu"
+    assert pytorch.status == "not_found" and "in namespace flash, the name says pytorch_flash" in pytorch.reason
+    assert cute.status == "resolved" and cute.location is not None
+    assert cute.location.path == "pkg/kernels/rmsnorm.py"
+    assert cut.status == "not_found"

@@ -72,7 +72,12 @@ def _scopes(namespace: str | None) -> set[str]:
 
 def _cxx_signature(ident: KernelIdentity) -> bool:
     """A C++ kernel's name as the compiler spelled it (its scope is complete: global when it names none)."""
-    return ident.template_args is not None or "(" in ident.demangled
+    return ident.template_args is not None or "(" in ident.demangled or ident.name.startswith("_Z")
+
+
+def _cxx_name(ident: KernelIdentity) -> bool:
+    """A C++ name, even cut: a signature, or a ``::`` scope no Python kernel has."""
+    return _cxx_signature(ident) or ident.namespace is not None
 
 
 def _visible(namespace: str, values: dict[str, str | None]) -> tuple[list[str], bool]:
@@ -107,11 +112,23 @@ def _partly(ident: KernelIdentity, namespace: str, values: dict[str, str | None]
 
 
 _PYTHON_KINDS = {"triton", "cute", "op"}
+# a CuTe DSL kernel's generated name: its module's dotted path without the dots, then its class
+_CUTE_DSL = re.compile(r"^kernel_cutlass_kernel_(\w+?)_object_at_")
+
+
+def _spells(encoded: str, path: str, symbol: str) -> bool:
+    """Whether ``encoded`` is the module of ``path`` (its last components, dots dropped) and ``symbol``:
+    ``flashinfernormkernelsrmsnormRMSNormKernel`` is ``flashinfer/norm/kernels/rmsnorm.py``'s RMSNormKernel."""
+    if not encoded.endswith(symbol):
+        return False
+    parts = PurePosixPath(path).with_suffix("").parts
+    module = encoded[: -len(symbol)]
+    return any("".join(parts[i:]) == module for i in range(len(parts)))
 
 
 def _language_problem(ident: KernelIdentity, kind: str) -> str | None:
-    if kind in _PYTHON_KINDS and _cxx_signature(ident):
-        return f"a Python {kind} definition, the name is a C++ signature"
+    if kind in _PYTHON_KINDS and _cxx_name(ident):
+        return f"a Python {kind} definition, the name is C++"
     return None
 
 
@@ -246,7 +263,18 @@ class Finder:
                     (ident.function, ident.function + "\uffff", *self.repos, NS_MACRO),
                 )
             )
+        if m := _CUTE_DSL.match(ident.name):  # a CuTe DSL class, in the module its name spells: no other
+            rows = [r for r in self._cute_classes(m.group(1), marks) if _spells(m.group(1), r[1], r[3])]
         return [r for r in rows if Path(self.repos[r[0]][0], r[1]).is_file()]
+
+    def _cute_classes(self, encoded: str, marks: str) -> list[tuple[Any, ...]]:
+        return list(
+            self.index.db.execute(
+                "SELECT repo_id, path, line, symbol, kind, namespace, arity, variadic FROM defs "
+                f"WHERE kind = 'cute' AND instr(?, symbol) > 0 AND repo_id IN ({marks})",
+                (encoded, *self.repos),
+            )
+        )
 
     def _macros(self, rid: int) -> dict[str, str | None]:
         """The repository's namespace macros and their value (None: defined with several values)."""
