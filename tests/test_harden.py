@@ -375,9 +375,8 @@ def test_error_messages_are_one_line() -> None:
 HOSTILE = "gemm\x1b[2J\x1b]0;pwned\x07\x9b31m\nkscope: error: forged line"
 
 
-def test_hostile_kernel_names_cannot_reach_the_terminal_or_forge_lines(tmp_path: Path) -> None:
-    """A kernel name is the profiled program's to choose: in every human format (table, CSV, Markdown, the
-    report's files) its control characters are escaped; the JSON keeps the exact name."""
+def _hostile_trace(tmp_path: Path) -> Path:
+    """The eager H100 trace with its hottest kernel renamed HOSTILE."""
     doc = json.loads(gzip.decompress((DATA / "kineto" / "h100_transformer_eager.json.gz").read_bytes()))
     hot = max((e for e in doc["traceEvents"] if e.get("cat") == "kernel"), key=lambda e: e["dur"])
     for e in doc["traceEvents"]:
@@ -385,6 +384,13 @@ def test_hostile_kernel_names_cannot_reach_the_terminal_or_forge_lines(tmp_path:
             e["name"] = HOSTILE
     trace = tmp_path / "t.json"
     trace.write_text(json.dumps(doc))
+    return trace
+
+
+def test_hostile_kernel_names_cannot_reach_the_terminal_or_forge_lines(tmp_path: Path) -> None:
+    """A kernel name is the profiled program's to choose: in every human format (table, CSV, Markdown, the
+    report's files) its control characters are escaped; the JSON keeps the exact name."""
+    trace = _hostile_trace(tmp_path)
     outputs = {}
     for flag in ("", "--csv", "--markdown"):
         done = run_kscope("gap", trace, *([flag] if flag else []))
@@ -399,17 +405,6 @@ def test_hostile_kernel_names_cannot_reach_the_terminal_or_forge_lines(tmp_path:
     raw = run_kscope("gap", trace, "--json").stdout
     assert not any(c in raw for c in "\x1b\x07\x9b")  # C0 and C1 as \u escapes, even on a terminal
     assert HOSTILE in {k["name"] for k in json.loads(raw)["kernels"]}  # the exact name, by JSON's own rules
-
-
-def _hostile_trace(tmp_path: Path) -> Path:
-    doc = json.loads(gzip.decompress((DATA / "kineto" / "h100_transformer_eager.json.gz").read_bytes()))
-    hot = max((e for e in doc["traceEvents"] if e.get("cat") == "kernel"), key=lambda e: e["dur"])
-    for e in doc["traceEvents"]:
-        if e.get("name") == hot["name"]:
-            e["name"] = HOSTILE
-    trace = tmp_path / "t.json"
-    trace.write_text(json.dumps(doc))
-    return trace
 
 
 @pytest.mark.parametrize(

@@ -262,6 +262,17 @@ def _is_declaration(code: str, name_at: int) -> bool:
 _QUALIFIER_TAIL = re.compile(r"(?:\b[A-Za-z_]\w*|\[\[[^\]]*\]\])$")
 
 
+def _opening(code: str, close: int, opener: str, closer: str) -> int:
+    """The offset of the bracket that ``code[close]`` closes (-1: none before it)."""
+    depth, k = 0, close
+    while k >= 0:
+        depth += 1 if code[k] == closer else -1 if code[k] == opener else 0
+        if depth == 0:
+            return k
+        k -= 1
+    return -1
+
+
 def _template_params(code: str, start: int) -> tuple[int, bool]:
     """(parameters, variadic) of the ``template <...>`` heading the declaration at ``start``; (0, False)
     when none does. Qualifiers and macros between them (``static``, ``__launch_bounds__(256)``,
@@ -276,13 +287,7 @@ def _template_params(code: str, start: int) -> tuple[int, bool]:
             i = line
             continue
         if j > 0 and code[j - 1] == ")":  # a macro's or attribute's argument list
-            depth, k = 0, j - 1
-            while k >= 0:
-                depth += {")": 1, "(": -1}.get(code[k], 0)
-                if depth == 0:
-                    break
-                k -= 1
-            i = k
+            i = _opening(code, j - 1, "(", ")")
             continue
         m = _QUALIFIER_TAIL.search(code, max(0, j - 200), j)
         if m is None or m.end() != j:
@@ -290,12 +295,7 @@ def _template_params(code: str, start: int) -> tuple[int, bool]:
         i = m.start()
     else:
         return 0, False
-    depth, k = 0, j - 1
-    while k >= 0:
-        depth += {">": 1, "<": -1}.get(code[k], 0)
-        if depth == 0:
-            break
-        k -= 1
+    k = _opening(code, j - 1, "<", ">")
     if k < 0 or not code[max(0, k - 40) : k].rstrip().endswith("template"):
         return 0, False
     inner = code[k + 1 : j - 1].strip()
