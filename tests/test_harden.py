@@ -437,3 +437,18 @@ def test_every_command_that_prints_a_name_escapes_it(tmp_path: Path, args: tuple
     assert done.returncode == 0, out
     assert not any(c in out for c in "\x1b\x07\x9b")
     assert "\nkscope: error: forged" not in out
+
+
+def test_kineto_hostile_external_ids_read_as_no_op(tmp_path: Path) -> None:
+    """``External id`` (a kernel's op call, for the op-tuning rule) of the wrong type or out of range is no
+    op call, in the columns and the records views alike: never an exception, never a lost launch."""
+    path = DATA / "kineto" / "h100_harnessed_tunableop.json.gz"
+    doc = json.loads(gzip.decompress(path.read_bytes()))
+    kernels = [e for e in doc["traceEvents"] if e.get("cat") == "kernel"]
+    for i, e in enumerate(kernels[:30]):
+        e["args"]["External id"] = [[1, 2], "x", 2**70, None, 1.5, {"a": 1}][i % 6]
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(doc))
+    for kwargs in ({}, {"phase_by": "no such annotation"}):
+        r = api.gap_report([trace], **kwargs)
+        assert r.totals.launches + r.totals.excluded_harness_launches == len(kernels)

@@ -67,7 +67,7 @@ class _Args(msgspec.Struct, gc=False):
     device: Scalar = None
     stream: Scalar = None
     correlation: Scalar = None
-    external_id: Scalar = msgspec.field(default=None, name="External id")
+    external_id: Any = msgspec.field(default=None, name="External id")  # Any: a hostile value reads as no op
     grid: list[int] | None = None
     block: list[int] | None = None
     registers: Scalar = msgspec.field(default=None, name="registers per thread")
@@ -198,7 +198,7 @@ class _Batch:
                         rank=self.rank,
                         stream=_int(a.stream) if a.stream is not None else _int(e.tid),
                         correlation_id=corr,
-                        op_id=_int(a.external_id),
+                        op_id=_int_or_none(a.external_id),
                         launch_ns=(call := api_ns.get(corr) if corr is not None else None) and call[0],
                         launch_dur_ns=call[1] if call else None,
                         grid_blocks=grid,
@@ -484,7 +484,7 @@ def _ids(events: list[_LeanEvent] | list[_OpEvent], field: str = "correlation") 
 
 
 def _id(v: Any) -> int:
-    c = _int(v) if v is not None else None
+    c = _int_or_none(v)
     return NO_CORRELATION if c is None or not numbers.is_int64(c) else c
 
 
