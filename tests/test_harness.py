@@ -324,3 +324,33 @@ def test_rotating_configs_need_new_binaries_back_to_back() -> None:
     assert harness.rotating(*mixed) == []
     short = _runs((0, 1, 1, 2), (0, 2, 2, 2), (0, 3, 3, 2))  # runs too short to be timing loops
     assert harness.rotating(*short) == []
+
+
+def test_graph_warmup_without_marks_is_what_make_graphed_callables_marked(tmp_path: Path) -> None:
+    """``make_graphed_callables`` warms its callable up on side streams, then the calls replay the graph
+    (``cudaGraphLaunch``). With kscope's marks removed, the graph-warmup rule sets aside exactly the 11
+    launches the marks did, in the default table and in the records path (--phase-by)."""
+    path = HARNESSED["graphed"]
+    marked = api.gap_report([path])
+    foreign_path = _without_marks(path, tmp_path / "foreign.json")
+    foreign = api.gap_report([foreign_path])
+    assert {b.rule for b in foreign.harness} == {"graph-warmup"}
+    assert foreign.totals.excluded_harness_launches == marked.totals.excluded_harness_launches == 11
+    assert _calls(foreign) == _calls(marked) == _calls(api.gap_report([HARNESSED["none"]]))
+    by = {p.phase: p.totals.launches for p in api.gap_report([foreign_path], phase_by="none such").phases}
+    assert by == {"harness": 11, "(outside)": 70}
+
+
+def test_graph_warmup_needs_a_side_stream_holding_the_graphs_kernels() -> None:
+    # (name, stream, replayed, call) per launch in time order: main-stream set-up, side-stream warm-up, replays
+    def cols(rows: list[tuple[int, int, bool, int]]) -> tuple[np.ndarray, ...]:
+        n, s, r, c = zip(*rows, strict=True)
+        return np.array(n), np.array(s), np.array(r), np.array(c)
+
+    setup = [(9, 7, False, 1)]
+    replays = [(0, 7, True, 50), (1, 7, True, 50), (0, 7, True, 51), (1, 7, True, 51)]
+    warm = [(0, 13, False, 2), (1, 13, False, 3)] * 3
+    [burst] = harness.graph_warmup(*cols(setup + warm + replays))
+    assert burst.tolist() == list(range(1, 7))
+    assert harness.graph_warmup(*cols(setup + [(0, 7, False, 2), (1, 7, False, 3)] + replays)) == []  # same stream
+    assert harness.graph_warmup(*cols(setup + [(5, 13, False, 2)] + replays)) == []  # other kernels (e.g. comm)

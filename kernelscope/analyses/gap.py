@@ -21,7 +21,7 @@ leave the rows and the busy time, and their spans leave the wall time, so the to
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,8 +31,10 @@ from kernelscope.analyses.harness import (
     ROTATING,
     RULE,
     TUNED,
+    WARMUP,
     find,
     flush_name_mask,
+    graph_warmup,
     is_flush,
     marked,
     op_tuning,
@@ -114,6 +116,20 @@ def _split_by(ids: np.ndarray, values: np.ndarray) -> Iterator[tuple[int, np.nda
         yield int(seg_id[0]), seg
 
 
+@dataclass(frozen=True)
+class _Launches:
+    """One device's launches as the harness rules read them (any order; ``replay``: a graph launch's)."""
+
+    start: np.ndarray
+    dur: np.ndarray
+    nid: np.ndarray
+    vid: np.ndarray
+    op: np.ndarray
+    stream: np.ndarray
+    corr: np.ndarray
+    replay: np.ndarray
+
+
 class GapAccumulator:
     """Feed batches with ``add`` (records) or ``add_columns``; ``result`` gives the gap table of them all.
 
@@ -129,7 +145,7 @@ class GapAccumulator:
         self._ids: dict[tuple[int | None, str, bool], int] = {}
         self._groups: list[tuple[tuple[int | None, str], _Group]] = []
         # per (rank, device): (starts, ends, correlation ids, row ids, kernel name ids, variant ids, op call
-        # ids); memory ops: -1 ids
+        # ids, streams); memory ops: -1 ids
         self._spans: dict[tuple[int | None, int], list[tuple[np.ndarray, ...]]] = {}
         self._name_ids: dict[str, int] = {}  # kernel name -> id, for the harness rule (names, not row labels)
         self._variant_ids: dict[Variant, int] = {}  # launch configuration -> id, for each row's variant count
@@ -138,8 +154,8 @@ class GapAccumulator:
         self._marks: dict[int | None, list[tuple[np.ndarray, list[str]]]] = {}
         self._host: dict[int | None, list[OpColumns]] = {}  # rank -> host work (thread id in ``device``)
         self._finished: _Finished | None = None
-        # rank -> (correlation ids, host start ns, duration ns) of the launching API calls
-        self._api: dict[int | None, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        # rank -> (correlation ids, host start ns, duration ns, graph launch 0/1) of the launching API calls
+        self._api: dict[int | None, list[tuple[np.ndarray, ...]]] = {}
         self._activity: dict[int | None, list[int]] = {}  # rank -> [first start, last end]
         self._memory_ns = 0
         self._memory_ops = 0
@@ -202,6 +218,7 @@ class GapAccumulator:
         s, e = ops.start_ns, ops.start_ns + ops.duration_ns
         corr = ops.correlation if ops.correlation is not None else np.full(len(ops), NO_CORRELATION, np.int64)
         op = ops.op if ops.op is not None else np.full(len(ops), NO_CORRELATION, np.int64)
+        stream = ops.stream if ops.stream is not None else np.full(len(ops), NO_CORRELATION, np.int64)
         if gids is None:  # memory operations: no row, no kernel name, no variant
             gids = nids = vids = np.full(len(ops), -1, np.int32)
         else:
@@ -214,7 +231,7 @@ class GapAccumulator:
             act = self._activity.setdefault(rank, [lo, hi])
             act[0], act[1] = min(act[0], lo), max(act[1], hi)
             if busy:
-                spans = (s[idx], e[idx], corr[idx], gids[idx], nids[idx], vids[idx], op[idx])
+                spans = (s[idx], e[idx], corr[idx], gids[idx], nids[idx], vids[idx], op[idx], stream[idx])
                 self._spans.setdefault((rank, device), []).append(spans)
 
     def add_columns(self, cols: LaunchColumns) -> None:
@@ -222,8 +239,10 @@ class GapAccumulator:
         if cols.source is not None and cols.source not in self.sources:
             self.sources.append(cols.source)
         if cols.api_corr is not None and cols.api_ns is not None and cols.api_corr.size:
-            took = cols.api_dur_ns if cols.api_dur_ns is not None else np.zeros(cols.api_corr.size, np.int64)
-            self._api.setdefault(cols.rank, []).append((cols.api_corr, cols.api_ns, took))
+            zeros = np.zeros(cols.api_corr.size, np.int64)
+            took = cols.api_dur_ns if cols.api_dur_ns is not None else zeros
+            graph = cols.api_graph if cols.api_graph is not None else zeros
+            self._api.setdefault(cols.rank, []).append((cols.api_corr, cols.api_ns, took, graph))
         if cols.harness_marks is not None and cols.harness_marks.size:
             self._marks.setdefault(cols.rank, []).append((cols.harness_marks, cols.harness_labels))
         if cols.host is not None and len(cols.host) and cols.host.start_ns is not None:
@@ -263,40 +282,57 @@ class GapAccumulator:
         """The benchmark and tuning bursts found (without computing the rows)."""
         return self._finish().bursts
 
-    def _bursts(self, dev: Key, start: np.ndarray, dur: np.ndarray, calls: Calls | None, nid: np.ndarray,
-                vid: np.ndarray, op: np.ndarray, flush: np.ndarray) -> list[tuple[str, str, np.ndarray]]:  # fmt: skip
+    def _bursts(
+        self, dev: Key, k: _Launches, calls: Calls | None, flush: np.ndarray
+    ) -> list[tuple[str, str, np.ndarray]]:
         """(rule, what benchmarked, launch indices in time order) of each harness burst on a device: exactly
         where its rank's trace holds kscope's harness annotations, and by the rules among the other launches."""
         out: list[tuple[str, str, np.ndarray]] = []
-        rest = np.flatnonzero(nid >= 0)  # memory operations are never harness
+        rest = np.flatnonzero(k.nid >= 0)  # memory operations are never harness
         marks = self._marks.get(dev[0])
         if marks is not None and calls is not None:
             ranges = np.concatenate([r for r, _ in marks])
             labels = [label for _, ls in marks for label in ls]
             inside, outer = marked(calls[0], ranges)
-            inside[nid < 0] = -1
+            inside[k.nid < 0] = -1
             for g, idx in _split_by(inside, np.arange(inside.size)):
                 if g >= 0:
-                    out.append((MARKED, labels[int(outer[g])], idx[np.argsort(start[idx], kind="stable")]))
+                    out.append((MARKED, labels[int(outer[g])], idx[np.argsort(k.start[idx], kind="stable")]))
             rest = rest[inside[rest] < 0]
-        flushed = find(start[rest], dur[rest], nid[rest], flush)
-        out += [(RULE, "benchmark (L2 flush between timed calls)", rest[idx]) for _, idx in flushed]
-        if flushed:
-            rest = np.setdiff1d(rest, np.concatenate([rest[idx] for _, idx in flushed]), assume_unique=True)
-        order = rest[np.argsort(start[rest], kind="stable")]
-        rotated = rotating(nid[order], vid[order], self._binaries()[np.maximum(vid[order], 0)])
-        out += [(ROTATING, "configs timed back to back (no flush)", order[pos]) for pos in rotated]
-        if rotated:
-            order = np.setdiff1d(order, np.concatenate([order[pos] for pos in rotated]), assume_unique=True)
-            order = order[np.argsort(start[order], kind="stable")]
-        tuned = op_tuning(op[order], nid[order], vid[order], self._is_gemm)
-        return out + [(TUNED, "tuning inside one op call (TunableOp)", order[pos]) for pos in tuned]
+        flushed = [rest[idx] for _, idx in find(k.start[rest], k.dur[rest], k.nid[rest], flush)]
+        out += [(RULE, "benchmark (L2 flush between timed calls)", idx) for idx in flushed]
+        order = rest[np.argsort(k.start[rest], kind="stable")]
+        rules: list[tuple[str, str, Callable[[np.ndarray], list[np.ndarray]]]] = [
+            (
+                ROTATING,
+                "configs timed back to back (no flush)",
+                lambda o: rotating(k.nid[o], k.vid[o], self._binary(k.vid[o])),
+            ),
+            (
+                WARMUP,
+                "graph warm-up before capture",
+                lambda o: graph_warmup(k.nid[o], k.stream[o], k.replay[o], k.corr[o]),
+            ),
+            (
+                TUNED,
+                "tuning inside one op call (TunableOp)",
+                lambda o: op_tuning(k.op[o], k.nid[o], k.vid[o], self._is_gemm),
+            ),
+        ]
+        hits = flushed
+        for rule, what, find_in in rules:
+            if hits:  # each rule reads the launches the ones before left, in time order
+                order = order[~np.isin(order, np.concatenate(hits))]
+            hits = [order[pos] for pos in find_in(order)]
+            out += [(rule, what, h) for h in hits]
+        return out
 
-    def _binaries(self) -> np.ndarray:
-        """Per variant id, the id of its binary (block, registers, shared memory: the grid left out)."""
+    def _binary(self, vid: np.ndarray) -> np.ndarray:
+        """Each variant id's binary id (block, registers, shared memory: the grid left out); -1 stays -1."""
         ids: dict[tuple[object, ...], int] = {}
         keys = [(v.block, v.registers, v.shared_bytes) for v in self._variant_ids]
-        return np.array([ids.setdefault(k, len(ids)) for k in keys] or [0], np.int64)
+        lut = np.array([ids.setdefault(key, len(ids)) for key in keys] or [0], np.int64)
+        return np.where(vid >= 0, lut[np.maximum(vid, 0)], -1)
 
     def _is_gemm(self, name_ids: np.ndarray) -> np.ndarray:
         names = list(self._name_ids)  # ids in order of first appearance
@@ -315,16 +351,18 @@ class GapAccumulator:
         for dev, parts in self._spans.items():
             cols = tuple(np.concatenate(c) for c in zip(*parts, strict=True))
             self._spans[dev] = [cols]  # joined once: the batches' arrays are freed
-            start, end, corr, gid, nid, vid, op = cols
+            start, end, corr, gid, nid, vid, op, stream = cols
             dur = end - start
             # each launch's call (its host start and duration), looked up once for the marks and the idle split
             launch: Calls | None = None
+            replay = np.zeros(start.size, bool)  # launched by a graph launch
             if dev[0] in api:
-                launched, took = launch_times(corr, *api[dev[0]])
-                launch = (launched, took)
+                launched, took, graph = launch_times(corr, *api[dev[0]])
+                launch, replay = (launched, took), graph == 1
             keep: np.ndarray | None = None  # None: every launch is the workload's
             counted: np.ndarray | None = None
-            for rule, what, idx in self._bursts(dev, start, dur, launch, nid, vid, op, flush):
+            launches = _Launches(start, dur, nid, vid, op, stream, corr, replay)
+            for rule, what, idx in self._bursts(dev, launches, launch, flush):
                 lo, hi, ns = int(start[idx[0]]), int(end[idx].max()), int(dur[idx].sum())
                 flushing = is_flush(nid[idx], dur[idx], flush)
                 timed_calls = Counter(nid[idx][~flushing].tolist())

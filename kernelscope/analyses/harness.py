@@ -25,6 +25,12 @@ stretch ends at the first run of a configuration it already timed (the winner, r
 workload whose grid grows (a batch ramping up) changes no binary; one whose kernel alternates with others
 has no such stretch.
 
+A CUDA/HIP graph is warmed up before it is captured, on a side stream (PyTorch's ``torch.cuda.graph`` needs
+it, ``make_graphed_callables`` does it): where a trace says which kernels a graph launch replayed
+(Kineto: their call is ``cudaGraphLaunch``) and each kernel's stream, the eager launches on other streams
+after the replay stream's last eager launch and before a graph's first replay, holding every kernel the
+replay holds, are that warm-up (**graph-warmup**).
+
 Tuning inside one library call flushes nothing and rotates no config the trace can see: PyTorch's TunableOp
 times every candidate GEMM solution inside the op call that first meets a shape (``TunableOp::FindFastest``:
 per candidate 1 + 2+3 + 2+10 + 2+100 calls by default), then runs the winner once. So (**op-tuning**, traces
@@ -61,6 +67,7 @@ TUNED_RATIO = 10
 RULE = "flush-alternation"
 TUNED = "op-tuning"
 ROTATING = "rotating-configs"
+WARMUP = "graph-warmup"
 MARKED = "hook-annotation"  # exact: launched inside kscope's HARNESS_MARK annotation (kscope profile's hook)
 
 
@@ -261,6 +268,26 @@ def _timed_configs(runs: list[int], starts: np.ndarray, ends: np.ndarray, varian
         if len(picked) >= MIN_CONFIGS and len({int(binary[starts[r]]) for r in picked}) >= MIN_CONFIGS:
             out.append(np.arange(starts[picked[0]], ends[picked[-1]]))
         i = j + 1  # past the repeated configuration: the workload's run
+    return out
+
+
+def graph_warmup(name_id: np.ndarray, stream: np.ndarray, replay: np.ndarray, call: np.ndarray) -> list[np.ndarray]:
+    """Positions (time order) of the warm-up before each graph's first replay among one device's launches in
+    time order: ``stream`` each launch's stream (< 0: unknown), ``replay`` whether a graph launch replayed it,
+    ``call`` its launching call's id (one graph launch replays its kernels under one)."""
+    out = []
+    for s in np.unique(stream[replay & (stream >= 0)]).tolist():
+        on = np.flatnonzero(stream == s)
+        # first replays: replayed launches on the stream whose previous launch there was eager
+        first = on[1:][replay[on[1:]] & ~replay[on[:-1]]].tolist() + ([int(on[0])] if replay[on[0]] else [])
+        for p in sorted(first):
+            before = on[(on < p) & ~replay[on]]
+            lo = int(before[-1]) + 1 if before.size else 0
+            window = np.arange(lo, p)
+            side = window[(stream[window] != s) & (stream[window] >= 0) & ~replay[window]]
+            graph = np.flatnonzero(replay & (call == call[p]))
+            if side.size and set(name_id[graph].tolist()) <= set(name_id[side].tolist()):
+                out.append(side)
     return out
 
 

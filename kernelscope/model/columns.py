@@ -51,6 +51,7 @@ class OpColumns:
     variant_idx: np.ndarray | None = None  # int32
     # kernels: the host op call that launched each (Kineto's External id); NO_CORRELATION where unknown
     op: np.ndarray | None = None
+    stream: np.ndarray | None = None  # kernels: the stream each ran on; NO_CORRELATION where unknown
 
     def __len__(self) -> int:
         return int(self.duration_ns.size)
@@ -84,6 +85,9 @@ class OpColumns:
             variants=list(variants),
             variant_idx=variant_ids(list(variants), np.array(vidx, np.int32)) if len(launches) == len(recs) else None,
             op=np.array([_correlation(k.op_id) for k in launches], np.int64) if len(launches) == len(recs) else None,
+            stream=np.array([_correlation(k.stream) for k in launches], np.int64)
+            if len(launches) == len(recs)
+            else None,
         )
 
 
@@ -106,6 +110,7 @@ class LaunchColumns:
     api_corr: np.ndarray | None = None
     api_ns: np.ndarray | None = None
     api_dur_ns: np.ndarray | None = None  # each launching call's duration
+    api_graph: np.ndarray | None = None  # 1 where the call is a graph launch (its kernels are a replay)
     # host ranges (start, end ns; shape (n, 2)) annotated HARNESS_MARK...: kernels launched inside are harness;
     # ``harness_labels[i]``: what the i-th range marks (the annotation's name after HARNESS_MARK)
     harness_marks: np.ndarray | None = None
@@ -133,15 +138,18 @@ class LaunchColumns:
         out = []
         for (rank, vendor, _), (ks, ms) in groups.items():
             linked = [
-                (k.correlation_id, k.launch_ns, k.launch_dur_ns if numbers.is_duration(k.launch_dur_ns) else 0)
+                (k.correlation_id, k.launch_ns, k.launch_dur_ns if numbers.is_duration(k.launch_dur_ns) else 0, k.graph)
                 for k in ks
                 if k.correlation_id is not None
                 and numbers.is_int64(k.correlation_id)
                 and k.launch_ns
                 and numbers.is_duration(k.launch_ns)
             ]
-            corr, ns, took = (np.array(c, np.int64) for c in zip(*linked, strict=True)) if linked else (None,) * 3
-            cols = cls(OpColumns.from_records(ks), OpColumns.from_records(ms), rank, vendor, source, corr, ns, took)
+            corr, ns, took, graph = (
+                (np.array(c, np.int64) for c in zip(*linked, strict=True)) if linked else (None,) * 4
+            )
+            kern, mem = OpColumns.from_records(ks), OpColumns.from_records(ms)
+            cols = cls(kern, mem, rank, vendor, source, corr, ns, took, graph)
             out.append(cols)
         for rank in marks.keys() | hosts.keys():  # on the first batch of their rank, or on their own
             at = next((i for i, c in enumerate(out) if c.rank == rank), None)

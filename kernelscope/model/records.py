@@ -66,6 +66,7 @@ class KernelLaunch(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True
     op_id: int | None = None  # the host op call that launched it (Kineto's External id), one per call
     launch_ns: int | None = None  # host time of the API call that launched it, when the trace links them
     launch_dur_ns: int | None = None  # that API call's duration
+    graph: bool = False  # launched by a CUDA/HIP graph replay (cudaGraphLaunch), not one by one
     grid_blocks: Dim3 | None = None
     grid_items: Dim3 | None = None
     block: Dim3 | None = None

@@ -55,6 +55,7 @@ PARALLEL_MIN_BYTES = 64 << 20  # below this, starting workers costs more than it
 _KERNEL_CATS = frozenset({"kernel", "Kernel"})
 _MEMORY_CATS = {"gpu_memcpy": "memcpy", "Memcpy": "memcpy", "gpu_memset": "memset", "Memset": "memset"}
 _API_CATS = frozenset({"cuda_runtime", "cuda_driver", "Runtime", "runtime"})
+_GRAPH_LAUNCH = "GraphLaunch"  # cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch: the kernels are a replay
 # host work that can keep the GPU waiting: ops, the workload's ranges, Python frames, runtime calls (syncs)
 _HOST_CATS = frozenset({"cpu_op", "Operator", "user_annotation", "python_function"}) | _API_CATS
 _ANNOTATION_CATS = {"user_annotation": "host", "gpu_user_annotation": "gpu", "gpu_user_Annotation": "gpu"}
@@ -99,6 +100,7 @@ class _LeanArgs(msgspec.Struct, gc=False):
     device: Scalar = None
     correlation: Scalar = None  # joins a kernel to the API call that launched it (its launch time)
     external_id: Any = msgspec.field(default=None, name="External id")  # a kernel's op call; the op's own id
+    stream: Any = None
     # a kernel's variant (launch configuration), hashable as decoded
     grid: _Dim3 | None = None
     block: _Dim3 | None = None
@@ -162,6 +164,7 @@ class _Batch:
         self.names: dict[str, str] = {}  # interned: one string object per distinct kernel name
         self.dims: dict[tuple[int, ...], Dim3] = {}
         self.api_ns: dict[int, tuple[int, int]] = {}  # correlation id -> the launching API call's (start, dur)
+        self.graph_calls: set[int] = set()  # correlation ids of graph launches (their kernels are replays)
 
     def _dim(self, v: list[int] | None) -> Dim3 | None:
         if v is None or len(v) != 3:
@@ -201,6 +204,7 @@ class _Batch:
                         op_id=_int_or_none(a.external_id),
                         launch_ns=(call := api_ns.get(corr) if corr is not None else None) and call[0],
                         launch_dur_ns=call[1] if call else None,
+                        graph=corr in self.graph_calls,
                         grid_blocks=grid,
                         grid_items=items_from_blocks(grid, block) if grid and block else None,
                         block=block,
@@ -213,6 +217,8 @@ class _Batch:
             elif cat in _API_CATS:
                 if e.args is not None and (corr := _int(e.args.correlation)) is not None:
                     api_ns[corr] = (start, dur)
+                    if _GRAPH_LAUNCH in e.name:
+                        self.graph_calls.add(corr)
             elif cat in _MEMORY_CATS:
                 a = e.args or _Args()
                 mem.append(
@@ -319,13 +325,20 @@ def stream(path: Path, *, rank: int | None = None) -> Iterator[Profile]:
 
 
 def read(path: Path, *, rank: int | None = None) -> Profile:
-    """Read a whole trace; launches whose API call came later in the file get ``launch_ns`` here."""
+    """Read a whole trace; launches whose API call came later in the file get ``launch_ns`` (and whether it
+    was a graph launch) here."""
     pairs = list(_batches(path, rank))
     prof = Profile.combine([batch for batch, _ in pairs])
     prof.sources, prof.formats = [str(path)], [FORMAT]
-    api = pairs[-1][1].api_ns
+    conv = pairs[-1][1]
+    api, graph = conv.api_ns, conv.graph_calls
     prof.launches = [
-        msgspec.structs.replace(k, launch_ns=api[k.correlation_id][0], launch_dur_ns=api[k.correlation_id][1])
+        msgspec.structs.replace(
+            k,
+            launch_ns=api[k.correlation_id][0],
+            launch_dur_ns=api[k.correlation_id][1],
+            graph=k.correlation_id in graph,
+        )
         if k.launch_ns is None and k.correlation_id in api
         else k
         for k in prof.launches
@@ -420,7 +433,7 @@ def _op_columns(events: list[_LeanEvent] | list[_OpEvent], *, linked: bool = Tru
     except (TypeError, ValueError, OverflowError):  # absent (ROCm: the device is the pid), text, or huge
         devs = [_int(d) if d is not None or threads else _int(e.pid) for d, e in zip(raw, events, strict=True)]
         device = np.array([NO_DEVICE if d is None else d for d in devs], np.int64)
-    corr, op = (_ids(events), _ids(events, "external_id")) if linked else (None, None)
+    corr, op, stream = (_ids(events), _ids(events, "external_id"), _ids(events, "stream")) if linked else (None,) * 3
     variants, vidx = _variants(events) if linked else ([], None)
     names = list(ids)
     keep = numbers.possible_us(ts, dur)
@@ -430,6 +443,7 @@ def _op_columns(events: list[_LeanEvent] | list[_OpEvent], *, linked: bool = Tru
         ts, dur, device = ts[keep], dur[keep], device[keep]
         corr = corr[keep] if corr is not None else None
         op = op[keep] if op is not None else None
+        stream = stream[keep] if stream is not None else None
         vidx = vidx[keep] if vidx is not None else None
         remap: dict[int, int] = {}  # names of the kept events only, in order of first appearance
         idx = np.array([remap.setdefault(i, len(remap)) for i in idx[keep].tolist()], np.int64)
@@ -445,6 +459,7 @@ def _op_columns(events: list[_LeanEvent] | list[_OpEvent], *, linked: bool = Tru
         variants,
         None if vidx is None else variant_ids(variants, vidx),
         op,
+        stream,
     )
 
 
@@ -499,17 +514,18 @@ def _columns(
         ops.keep(events)  # type: ignore[arg-type]  # the shapes view decodes _OpEvent
     kernels = [e for e in events if e.cat in _KERNEL_CATS]
     memory = [e for e in events if e.cat in _MEMORY_CATS]
-    api = [(c, e.ts, e.dur) for e in events if e.cat in _API_CATS and (c := _corr(e)) != NO_CORRELATION]
-    corr = np.array([c for c, _, _ in api], np.int64)
+    api = [(c, e.ts, e.dur, e.name) for e in events if e.cat in _API_CATS and (c := _corr(e)) != NO_CORRELATION]
+    corr = np.array([a[0] for a in api], np.int64)
     ts, took = (np.array([a[i] for a in api], np.float64) for i in (1, 2))
     keep = numbers.possible_us(ts, took)  # an impossible call time links nothing
     corr = corr[keep]
     ns, took_ns = (np.rint(v[keep] * 1000).astype(np.int64) for v in (ts, took))
+    graph = np.array([_GRAPH_LAUNCH in a[3] for a in api], np.int64)[keep] if api else np.zeros(0, np.int64)
     marks = [(e.ts, e.dur, e.name) for e in events if e.cat == "user_annotation" and e.name.startswith(HARNESS_MARK)]
     # only kernels are joined to their launch calls (the records path links kernels alone, too)
     mem = _op_columns(memory, linked=False)
     host = _op_columns([e for e in events if e.cat in _HOST_CATS and e.dur > 0], linked=False, threads=True)
-    cols = LaunchColumns(_op_columns(kernels), mem, rank, vendor, source, corr, ns, took_ns, host=host)
+    cols = LaunchColumns(_op_columns(kernels), mem, rank, vendor, source, corr, ns, took_ns, graph, host=host)
     if not marks:
         return cols
     ts, dur = (np.array([m[i] for m in marks], np.float64) for i in (0, 1))
