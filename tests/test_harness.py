@@ -350,7 +350,9 @@ def test_graph_warmup_needs_a_side_stream_holding_the_graphs_kernels() -> None:
     setup = [(9, 7, False, 1)]
     replays = [(0, 7, True, 50), (1, 7, True, 50), (0, 7, True, 51), (1, 7, True, 51)]
     warm = [(0, 13, False, 2), (1, 13, False, 3)] * 3
-    [burst] = harness.graph_warmup(*cols(setup + warm + replays))
+    [burst] = harness.graph_warmup(*cols([*setup, *warm, *replays]))
     assert burst.tolist() == list(range(1, 7))
-    assert harness.graph_warmup(*cols(setup + [(0, 7, False, 2), (1, 7, False, 3)] + replays)) == []  # same stream
-    assert harness.graph_warmup(*cols(setup + [(5, 13, False, 2)] + replays)) == []  # other kernels (e.g. comm)
+    same_stream = [*setup, (0, 7, False, 2), (1, 7, False, 3), *replays]
+    assert harness.graph_warmup(*cols(same_stream)) == []
+    other_kernels = [*setup, (5, 13, False, 2), *replays]  # e.g. a collective on its stream
+    assert harness.graph_warmup(*cols(other_kernels)) == []
