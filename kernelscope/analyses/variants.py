@@ -164,19 +164,13 @@ def attach_launches(result: GapResult, launches: Sequence[TritonLaunch]) -> None
         v = row.variant or row.top_variant
         if v is None or v.grid is None or row.kind == "memory":
             continue
-        found = {
-            msgspec.json.encode(c): c for c in (_ledger_config(x) for x in by.get((row.name, v.grid), ()) if _ran(x, v))
-        }
+        ran = [x for x in by.get((row.name, v.grid), ()) if _ran(x, v)]
+        found = {msgspec.json.encode(c): c for c in map(_ledger_config, ran)}
         if len(found) == 1:
             row.config = {**next(iter(found.values())), **(row.config or {})}
         if row.dtype is None:  # the name did not say; its launches' tensors do (one floating type: that one)
-            floats = {
-                SHORT_DTYPES.get(a.dtype)
-                for x in by.get((row.name, v.grid), ())
-                if _ran(x, v)
-                for a in x.args
-                if isinstance(a, TensorArg) and SHORT_DTYPES.get(a.dtype) in FLOAT_DTYPES
-            }
+            floats = {SHORT_DTYPES.get(a.dtype) for x in ran for a in x.args if isinstance(a, TensorArg)}
+            floats &= FLOAT_DTYPES
             row.dtype = floats.pop() if len(floats) == 1 else None
 
 

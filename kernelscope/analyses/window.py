@@ -128,8 +128,10 @@ def apart(
         i = bisect.bisect_right(ranges, (k.start_ns, 2**63)) - 1
         return i >= 0 and k.start_ns <= ranges[i][1]
 
-    held = [k for k in profile.launches if inside(k)]
-    kept = [k for k in profile.launches if not inside(k)]
+    held: list[KernelLaunch] = []
+    kept: list[KernelLaunch] = []
+    for k in profile.launches:
+        (held if inside(k) else kept).append(k)
     return msgspec.structs.replace(profile, launches=kept), subset(profile, held), windows
 
 

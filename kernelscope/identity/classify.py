@@ -189,14 +189,14 @@ def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
     }
     kind_rule = next(r for r in rules.kinds if r.applies(fields))
     kind = kind_rule.kind or "unknown"
-    if kind_rule.group is not None and (named := _function(kind_rule, function)) != function:
+    named = _function(kind_rule, function)
+    if kind_rule.group is not None and named != function:
         fields["words"] = words(named)  # a name the rule took out of a generated one says what it computes
     if kind_rule.category:
         category, category_rule = kind_rule.category, kind_rule.id
     else:
         category, category_rule = _category(kind, fields, rules)
     texts = {"name": plain, "text": text, "raw": raw}
-    named = _function(kind_rule, function)
     # the template arguments are all there when their list closed before any cut: a printed name's open list
     # shows; a cut mangled name's repair closes every list it cuts, so only a started parameter list proves it
     complete = not kc.open_targs and not any("…" in a or "..." in a for a in kc.targs)

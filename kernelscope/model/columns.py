@@ -81,13 +81,11 @@ class OpColumns:
             duration_ns=np.array([k.duration_ns for k in recs], np.int64),
             start_ns=None if not recs or starts[0] is None else np.array(starts, np.int64),
             device=np.array([NO_DEVICE if k.device is None else k.device for k in recs], np.int64),
-            correlation=np.array([_correlation(k.correlation_id) for k in recs], np.int64),
+            correlation=np.array([column_id(k.correlation_id) for k in recs], np.int64),
             variants=list(variants),
             variant_idx=variant_ids(list(variants), np.array(vidx, np.int32)) if len(launches) == len(recs) else None,
-            op=np.array([_correlation(k.op_id) for k in launches], np.int64) if len(launches) == len(recs) else None,
-            stream=np.array([_correlation(k.stream) for k in launches], np.int64)
-            if len(launches) == len(recs)
-            else None,
+            op=np.array([column_id(k.op_id) for k in launches], np.int64) if len(launches) == len(recs) else None,
+            stream=np.array([column_id(k.stream) for k in launches], np.int64) if len(launches) == len(recs) else None,
         )
 
 
@@ -166,8 +164,8 @@ class LaunchColumns:
         return out
 
 
-def _correlation(c: int | None) -> int:
-    """A record's correlation id as a column value: NO_CORRELATION when absent or beyond int64."""
+def column_id(c: int | None) -> int:
+    """An id (correlation, op call, stream) as a column value: NO_CORRELATION when absent or beyond int64."""
     return c if c is not None and numbers.is_int64(c) else NO_CORRELATION
 
 

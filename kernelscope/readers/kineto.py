@@ -40,6 +40,7 @@ from kernelscope.model.columns import (
     NO_DEVICE,
     LaunchColumns,
     OpColumns,
+    column_id,
     variant_ids,
 )
 from kernelscope.model.gap import Variant
@@ -499,8 +500,7 @@ def _ids(events: list[_LeanEvent] | list[_OpEvent], field: str = "correlation") 
 
 
 def _id(v: Any) -> int:
-    c = _int_or_none(v)
-    return NO_CORRELATION if c is None or not numbers.is_int64(c) else c
+    return column_id(_int_or_none(v))
 
 
 def _corr(e: _LeanEvent | _OpEvent) -> int:
@@ -520,7 +520,7 @@ def _columns(
     keep = numbers.possible_us(ts, took)  # an impossible call time links nothing
     corr = corr[keep]
     ns, took_ns = (np.rint(v[keep] * 1000).astype(np.int64) for v in (ts, took))
-    graph = np.array([_GRAPH_LAUNCH in a[3] for a in api], np.int64)[keep] if api else np.zeros(0, np.int64)
+    graph = np.array([_GRAPH_LAUNCH in a[3] for a in api], np.int64)[keep]
     marks = [(e.ts, e.dur, e.name) for e in events if e.cat == "user_annotation" and e.name.startswith(HARNESS_MARK)]
     # only kernels are joined to their launch calls (the records path links kernels alone, too)
     mem = _op_columns(memory, linked=False)

@@ -39,20 +39,24 @@ def files(path: Path) -> list[Path]:
         raise InputError(f"{path}: no such file or directory")
     if path.match(GLOB):
         return [path]
-    m = _NAME.search(path.name)
-    if m is None:
+    sibling = _sibling(path)
+    if sibling is None:
         return files(path.parent)
-    beside = path.with_name(f"launches_rank{m[1]}_pid{m[2]}.jsonl")
-    if not beside.exists():
-        raise InputError(f"{path}: no Triton launch ledger beside it ({beside.name}); {_NO_LEDGER}")
-    return [beside]
+    if not sibling.exists():
+        raise InputError(f"{path}: no Triton launch ledger beside it ({sibling.name}); {_NO_LEDGER}")
+    return [sibling]
 
 
 def beside(trace: Path) -> Path | None:
     """The ledger ``kscope profile`` wrote beside the trace ``trace_rank<R>_pid<P>...``, if it did."""
-    m = _NAME.search(Path(trace).name)
-    path = Path(trace).with_name(f"launches_rank{m[1]}_pid{m[2]}.jsonl") if m else None
-    return path if path is not None and path.is_file() else None
+    sibling = _sibling(Path(trace))
+    return sibling if sibling is not None and sibling.is_file() else None
+
+
+def _sibling(trace: Path) -> Path | None:
+    """Where the ledger of the trace ``trace_rank<R>_pid<P>...`` would be (None: not such a name)."""
+    m = _NAME.search(trace.name)
+    return trace.with_name(f"launches_rank{m[1]}_pid{m[2]}.jsonl") if m else None
 
 
 _NO_LEDGER = (

@@ -245,36 +245,24 @@ class Finder:
         )
 
     def _candidates(self, ident: KernelIdentity) -> list[tuple[int, str, int, str, str, str, int | None, int]]:
-        symbols = list(dict.fromkeys([ident.function, ident.function.lstrip("_") or ident.function]))
-        marks = ",".join("?" * len(self.repos))
-        rows = list(
-            self.index.db.execute(
-                f"SELECT repo_id, path, line, symbol, kind, namespace, arity, variadic FROM defs "
-                f"WHERE symbol IN ({','.join('?' * len(symbols))}) AND repo_id IN ({marks}) AND kind != ?",
-                (*symbols, *self.repos, NS_MACRO),
-            )
-        )
-        # cut where the function's name may be cut too (not after its template arguments): its surviving prefix
-        if not rows and ident.truncated and ident.template_args is None and len(ident.function) >= 8:
-            rows = list(
-                self.index.db.execute(
-                    f"SELECT repo_id, path, line, symbol, kind, namespace, arity, variadic FROM defs "
-                    f"WHERE symbol >= ? AND symbol < ? AND repo_id IN ({marks}) AND kind != ?",
-                    (ident.function, ident.function + "\uffff", *self.repos, NS_MACRO),
-                )
-            )
+        repos = f"repo_id IN ({','.join('?' * len(self.repos))})"
         if m := _CUTE_DSL.match(ident.name):  # a CuTe DSL class, in the module its name spells: no other
-            rows = [r for r in self._cute_classes(m.group(1), marks) if _spells(m.group(1), r[1], r[3])]
+            rows = self._defs(f"kind = 'cute' AND instr(?, symbol) > 0 AND {repos}", (m.group(1), *self.repos))
+            rows = [r for r in rows if _spells(m.group(1), r[1], r[3])]
+        else:
+            symbols = list(dict.fromkeys([ident.function, ident.function.lstrip("_") or ident.function]))
+            where = f"symbol IN ({','.join('?' * len(symbols))}) AND {repos} AND kind != ?"
+            rows = self._defs(where, (*symbols, *self.repos, NS_MACRO))
+            # cut where the function's name may be cut too (not after its template arguments): its prefix
+            if not rows and ident.truncated and ident.template_args is None and len(ident.function) >= 8:
+                where = f"symbol >= ? AND symbol < ? AND {repos} AND kind != ?"
+                rows = self._defs(where, (ident.function, ident.function + "\uffff", *self.repos, NS_MACRO))
         return [r for r in rows if Path(self.repos[r[0]][0], r[1]).is_file()]
 
-    def _cute_classes(self, encoded: str, marks: str) -> list[tuple[Any, ...]]:
-        return list(
-            self.index.db.execute(
-                "SELECT repo_id, path, line, symbol, kind, namespace, arity, variadic FROM defs "
-                f"WHERE kind = 'cute' AND instr(?, symbol) > 0 AND repo_id IN ({marks})",
-                (encoded, *self.repos),
-            )
-        )
+    def _defs(self, where: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
+        """Index rows (repo_id, path, line, symbol, kind, namespace, arity, variadic) matching ``where``."""
+        query = f"SELECT repo_id, path, line, symbol, kind, namespace, arity, variadic FROM defs WHERE {where}"
+        return list(self.index.db.execute(query, params))
 
     def _macros(self, rid: int) -> dict[str, str | None]:
         """The repository's namespace macros and their value (None: defined with several values)."""
