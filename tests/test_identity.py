@@ -162,3 +162,49 @@ def test_sfinae_return_type_is_not_the_function() -> None:
         "vllm",
         "bf16",
     )
+
+
+def _function_template_args(demangled: str) -> int:
+    """Ground truth from binutils' text: the top-level arguments of the function's own ``<…>`` (the last
+    one before its parameter list), or 0."""
+
+    def opening(text: str, close: str, open_: str) -> int:  # index of the bracket matching the last one
+        depth = 0
+        for i in range(len(text) - 1, -1, -1):
+            depth += {close: 1, open_: -1}.get(text[i], 0)
+            if depth == 0:
+                return i
+        raise AssertionError(text)
+
+    head = demangled[: opening(demangled, ")", "(")] if demangled.endswith(")") else demangled
+    if not head.endswith(">"):
+        return 0
+    depth, args = 0, 1
+    for c in head[opening(head, ">", "<") + 1 : -1]:
+        depth += {"<": 1, "(": 1, ">": -1, ")": -1}.get(c, 0)
+        args += depth == 0 and c == ","
+    return args
+
+
+def test_template_arity_read_off_symbols_agrees_with_binutils() -> None:
+    """``kernelscope.identity.mangled`` counts the function's template arguments straight off the symbol (for
+    names no demangler prints); on every real mangled name of the labelled sets that c++filt does print, the
+    count is binutils' own (for a ``kentry<…>`` wrapper: the wrapper's, as the symbol names it)."""
+    from kernelscope.identity.mangled import template_arity
+
+    symbols = {
+        n.removesuffix(".kd")
+        for s in SETS
+        for r in _labeled(s)
+        if (n := str(r["name"])).startswith("_Z") and "…" not in n and "..." not in n
+    }
+    checked = 0
+    for sym in sorted(symbols):
+        text = _cxxfilt(sym)
+        if text == sym:
+            continue
+        got = template_arity(sym)
+        if got is not None:
+            checked += 1
+            assert got == _function_template_args(text), (sym, text)
+    assert checked >= 15

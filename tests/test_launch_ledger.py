@@ -150,6 +150,8 @@ def test_every_launch_is_one_line_with_its_arguments(ledger: ModuleType, tmp_pat
     assert line["kernel"] == "add" and line["grid"] == [64, 2, 1] and line["num_warps"] == 8
     assert (line["num_stages"], line["num_ctas"], line["shared"]) == (3, 1, 3072)
     assert line["tid"] > 0 and line["t_ns"] > 0 and "autotune" not in line and "config" not in line
+    assert line["module"] == k.add.fn.__module__  # the copy that ran, where several projects carry one
+    assert launch_ledger.read(tmp_path / LEDGER)[0].module == line["module"]
     assert line["args"] == [
         {"kind": "tensor", "name": "x_ptr", "dtype": "float16", "shape": [4096, 1024], "strides": [1024, 1]},
         {"kind": "tensor", "name": "y_ptr", "dtype": "float16", "shape": [4096, 1024], "strides": [1024, 1]},

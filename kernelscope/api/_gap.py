@@ -22,6 +22,7 @@ from kernelscope.model import Profile, numbers
 from kernelscope.model.columns import LaunchColumns
 from kernelscope.model.diff import DiffOptions, DiffResult
 from kernelscope.model.gap import HARNESS_PHASE, GapOptions, GapResult, GroupBy, Steady
+from kernelscope.model.launches import TritonLaunch
 from kernelscope.model.stats import ALPHA, MIN_SAMPLES, RESAMPLES
 from kernelscope.readers import kineto, launch_ledger
 
@@ -77,6 +78,7 @@ def gap_report(
     find_sources: bool = False,
     repo: Sequence[str | Path] | None = None,
     index_db: Path | None = None,
+    arch: str | None = None,
     code: Sequence[str | Path] | None = None,
     progress: Progress | None = None,
 ) -> GapResult:
@@ -88,6 +90,7 @@ def gap_report(
     A handle (``kernelscope.open``) whose columns are already decoded (``ops``) is aggregated from them.
     Benchmark and tuning bursts (``analyses/harness.py``) are set aside and listed unless ``include_harness``.
     ``code`` (code objects, Triton cache folders): each kernel row gets those that fit the variant it ran.
+    ``arch`` (the GPU the trace ran on): picks among per-target source definitions (``--find-sources``).
     """
     if not paths:
         raise InputError("no input files given")
@@ -101,29 +104,29 @@ def gap_report(
         )
         result = _gap(inputs, fmt, window, phase_by, options, progress)
     result.totals.dropped_records = dropped[0]
+    launches = _ledgers(result, inputs) if find_sources or group_by in ("name", "variant") else []
     if find_sources:
         names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
-        found = locate_sources(names, repos=repo or (), db=index_db)
+        found = locate_sources(names, repos=repo or (), db=index_db, arch=arch, launches=launches)
         attach_sources(result, {m.name: m for m in found})
     if objects:
         attach_code(result, objects)
-    if group_by in ("name", "variant"):
-        _attach_ledgers(result, inputs)
+    if launches and group_by in ("name", "variant"):
+        attach_launches(result, launches)
     return result
 
 
-def _attach_ledgers(result: GapResult, inputs: Sequence[Input]) -> None:
-    """The constexprs each Triton variant ran, from the launch ledgers ``kscope profile`` wrote beside its
-    traces; an unreadable ledger costs the configs, with a warning, not the table."""
-    launches = []
+def _ledgers(result: GapResult, inputs: Sequence[Input]) -> list[TritonLaunch]:
+    """The launch ledgers ``kscope profile`` wrote beside its traces: the constexprs each Triton variant ran,
+    and the module that defined each kernel; an unreadable ledger costs those, with a warning, not the table."""
+    launches: list[TritonLaunch] = []
     for h in inputs:
         ledger = launch_ledger.beside(h.path) if h.format == kineto.FORMAT else None
         try:
             launches += launch_ledger.read(ledger) if ledger is not None else []
         except InputError as exc:
             result.warnings.append(f"Triton configs not named: {exc}")
-    if launches:
-        attach_launches(result, launches)
+    return launches
 
 
 def _gap(

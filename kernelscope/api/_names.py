@@ -11,6 +11,7 @@ import msgspec
 from kernelscope.errors import FormatError, InputError
 from kernelscope.identity import classify
 from kernelscope.model.identity import KernelIdentity
+from kernelscope.model.launches import TritonLaunch
 from kernelscope.model.source import SourceMatch
 from kernelscope.sources.find import Finder
 from kernelscope.sources.index import Progress as IndexProgress
@@ -65,10 +66,14 @@ def locate_sources(
     repos: Sequence[str | Path] = (),
     db: Path | None = None,
     progress: IndexProgress | None = None,
+    arch: str | None = None,
+    launches: Sequence[TritonLaunch] = (),
 ) -> list[SourceMatch]:
     """``kscope find``: definition, upstream URL and tests of each kernel name.
 
-    ``repos`` limits the search to those checkouts; one not yet in the index is indexed first.
+    ``repos`` limits the search to those checkouts; one not yet in the index is indexed first. ``arch`` (the
+    GPU the names ran on) picks among per-target definitions; ``launches`` (a launch ledger) name the module
+    and parameters of each Triton kernel, which pick among copies of it in several projects.
     """
     all_names = [*names, *(read_names(file) if file is not None else [])]
     if not all_names:
@@ -79,6 +84,6 @@ def locate_sources(
         new = [Path(r) for r in repos if str(Path(r).resolve()) not in known]
         if new:
             index.index(new, progress=progress)
-        return Finder(index, [Path(r) for r in repos]).find(all_names)
+        return Finder(index, [Path(r) for r in repos], arch=arch).find(all_names, launches)
     finally:
         index.close()

@@ -8,7 +8,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import Annotated, Any, Optional, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -20,6 +20,10 @@ from kernelscope.readers import folder
 
 P = ParamSpec("P")
 Parquet = Annotated[bool, typer.Option("--parquet", help="Parquet (needs -o FILE).")]
+ArchOption = Annotated[
+    Optional[str],
+    typer.Option("--arch", help="The GPU the kernels ran on (gfx950, sm_90a): picks per-target source definitions."),
+]
 R = TypeVar("R")
 
 out = Console(soft_wrap=False)

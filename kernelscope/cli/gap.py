@@ -8,7 +8,7 @@ from typing import Annotated, Optional, cast, get_args
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import Parquet, either, emit, guarded, out, pick, progress_bar, read_folders
+from kernelscope.cli._common import ArchOption, Parquet, either, emit, guarded, out, pick, progress_bar, read_folders
 from kernelscope.model.gap import GroupBy
 from kernelscope.presenters.gap import PRESENTERS, rich_renderable
 
@@ -41,6 +41,7 @@ def gap(
         Optional[list[Path]], typer.Option(help="Source checkout to search (repeat); unindexed ones are indexed.")
     ] = None,
     index_db: Annotated[Optional[Path], typer.Option(help="Source index file (default: $KSCOPE_INDEX).")] = None,
+    arch: ArchOption = None,
     code: Annotated[
         Optional[list[Path]],
         typer.Option(help="Code objects / Triton cache dirs (repeat): each row's variant joined to the one it ran."),
@@ -71,6 +72,7 @@ def gap(
             find_sources=find_sources,
             repo=repo,
             index_db=index_db,
+            arch=arch,
             code=code,
             progress=lambda src: bar.update(task, description=f"reading {Path(src).name}", advance=1),
         )

@@ -208,7 +208,8 @@ def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
         kind=kind,
         category=category,
         function=named,
-        template_args=len(kc.targs) if readable else None,
+        # a symbol no demangler prints whole still spells its function's arguments (not a wrapper's inner kernel)
+        template_args=len(kc.targs) if readable else dm.arity if not wrapper and named == kc.name.strip() else None,
         namespace="::".join(c.name for c in key[: cxx.key_component(key)] if not c.is_local) or None
         if not bare
         else None,

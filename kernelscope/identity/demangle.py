@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kernelscope.errors import MissingToolError, ToolFailedError
+from kernelscope.identity.mangled import template_arity
 from kernelscope.process import run_tool
 
 _BITINT = re.compile(r"D([BU])(\d+)_")
@@ -35,6 +36,8 @@ class Demangled:
     text: str  # demangled (or the input unchanged when it is not a mangled name)
     mangled: bool  # the input was an Itanium-mangled symbol
     repaired: bool = False  # demangled from a truncated prefix; text ends in "…"
+    # a name no completion demangles whole: its function's template argument count, read off the symbol
+    arity: int | None = None
 
 
 def _vendorize(sym: str) -> str:
@@ -118,10 +121,11 @@ def _repair(keys: list[str], symbols: dict[str, str]) -> dict[str, Demangled]:
         if k in best:
             text = _restore(best[k][1])
             text = re.sub(r"\((?:void)?\)$", "", text).rstrip() + "…"
-            result[k] = Demangled(text, True, repaired=True)
+            result[k] = Demangled(text, True, repaired=True, arity=template_arity(symbols[k]))
         else:
             scanned = _scan_names(symbols[k])
-            result[k] = Demangled(scanned, True, repaired=True) if scanned else Demangled(k, True)
+            arity = template_arity(symbols[k])
+            result[k] = Demangled(scanned or k, True, repaired=bool(scanned), arity=arity)
     return result
 
 

@@ -55,6 +55,7 @@ class TritonLaunch(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One launch. ``num_warps``/``num_stages``/``num_ctas``/``shared`` (bytes of shared memory) are the
     launched compiled kernel's; ``autotune`` marks a launch made while ``@triton.autotune`` timed its
     configs, and ``config`` is the config the autotuner chose, on the launches it then made for real.
+    ``module`` is the Python module that defines the kernel (which copy ran, where several projects carry one);
     ``rank``/``pid`` come from the ledger file's name."""
 
     kernel: str
@@ -68,6 +69,7 @@ class TritonLaunch(msgspec.Struct, kw_only=True, omit_defaults=True):
     tid: int = 0
     autotune: bool = False
     config: Params | None = None
+    module: str | None = None
     rank: int | None = None
     pid: int | None = None
 

@@ -62,6 +62,8 @@ class SourceMatch(msgspec.Struct, kw_only=True):
     reason: str = ""
     location: KernelDefinition | None = None
     candidates: list[KernelDefinition] = msgspec.field(default_factory=list)
+    # resolved: the same kernel elsewhere (builds for other GPUs, vendored or shared copies)
+    copies: list[KernelDefinition] = msgspec.field(default_factory=list)
     tests: list[TestHit] = msgspec.field(default_factory=list)
 
 

@@ -51,6 +51,8 @@ def _find_row(m: SourceMatch) -> dict[str, object]:
     note = m.reason
     if m.status == "ambiguous":
         note = "; ".join(f"{c.repo}:{c.path}:{c.line}" for c in m.candidates)
+    elif m.copies:
+        note = f"{m.reason}; also: " + "; ".join(f"{c.repo}:{c.path}:{c.line}" for c in m.copies)
     return {
         "name": m.name,
         "status": m.status,

@@ -1,12 +1,15 @@
 """Look kernel names up in the source index: definition, confidence, upstream URL, tests to run.
 
-Never confidently wrong: a name resolves only when one definition scores strictly above every other;
-equal best scores are reported as ``ambiguous`` with every candidate. Every path returned is checked
-to exist on disk at lookup time.
+Never confidently wrong: a name resolves only when one definition scores strictly above every other, or
+when the best ones are one kernel in several places (builds of one code object for several GPUs, copies with
+the same parameters: ``SourceMatch.copies``); other equal best scores are reported as ``ambiguous`` with every
+candidate. Every path returned is checked to exist on disk at lookup time.
 """
 
 from __future__ import annotations
 
+import difflib
+import itertools
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -16,7 +19,9 @@ from typing import Any
 from kernelscope.errors import InputError
 from kernelscope.identity import Identities
 from kernelscope.identity.classify import words
+from kernelscope.identity.cxx import split_top
 from kernelscope.model.identity import KernelIdentity
+from kernelscope.model.launches import TritonLaunch
 from kernelscope.model.source import KernelDefinition, SourceMatch, TestHit
 from kernelscope.sources.index import SourceIndex, github_url, link_tokens
 from kernelscope.sources.scan import NS_MACRO
@@ -44,6 +49,8 @@ _PY_DEFS = {"triton": 4.0, "cute": 3.0, "op": 1.0}
 _CXX_DEFS = {"global": 4.0, "macro": 4.0, "struct": 3.0, "function": 2.0, "asm": 1.0}
 _ROCM_PATH = re.compile(r"rocm|amd|(?:^|[/_.])hip(?:$|[/_.])")
 _NOT_PRODUCT = {"test", "tests", "benchmark", "benchmarks", "bench", "example", "examples", "tutorials", "docs"}
+# a GPU target a path is specific to: hsa/gfx942/…, mha_sm90.cu, kernel_sm_100a.cu
+_TARGET = re.compile(r"(?<![a-z0-9])(gfx[0-9]{3,4}[a-z]?|sm_?[0-9]{2,3})[a-z]?(?![0-9])")
 
 
 def _token_weight(token: str, symbol: str, module: str) -> float:
@@ -201,11 +208,121 @@ def _test_score(path: str, refs: list[tuple[str, int, str]], weight: dict[str, f
     return score
 
 
-class Finder:
-    """Lookups against one index (opened once, so a table of names costs queries, not re-opening)."""
+def target(arch: str) -> str:
+    """A GPU target as paths spell it: ``sm_90a`` → ``sm90``, ``gfx942:sramecc+:xnack-`` → ``gfx942``."""
+    return re.sub(r"^sm_?([0-9]+)[a-z]?$", r"sm\1", arch.split(":", maxsplit=1)[0].lower())
 
-    def __init__(self, index: SourceIndex, repos: Iterable[Path] = ()) -> None:
+
+def _targets(path: str) -> set[str]:
+    return {target(m.group(1)) for m in _TARGET.finditer(path.lower())}
+
+
+def _for_target(top: list[KernelDefinition], arch: str | None) -> list[KernelDefinition]:
+    """The definitions for ``arch`` among equal ones: those whose path names it, else those naming no target
+    (a generic source beside per-target ones); all when none fits."""
+    if arch is None:
+        return top
+    fit = [t for t in top if target(arch) in _targets(t.path)]
+    return fit or [t for t in top if not _targets(t.path)] or top
+
+
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|#[^\n]*", re.S)
+_SAME_BODY = 0.5  # copies share at least half their lines; same-named different kernels share almost none
+
+
+def _closing(text: str, start: int, pair: str) -> int | None:
+    """Index of the bracket closing the one at ``start``."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {pair[0]: 1, pair[1]: -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    return None
+
+
+def definition_text(loc: KernelDefinition) -> tuple[str, list[str]] | None:
+    """A definition's parameter list (comments and spaces dropped) and its body's lines (stripped, comments
+    dropped); None when the file does not read so (a macro-made kernel, a changed file)."""
+    path = Path(loc.root, loc.path)
+    try:
+        with path.open(errors="replace") as f:
+            lines = list(itertools.islice(f, loc.line - 1, loc.line + 4000))
+    except OSError:
+        return None
+    text = "".join(lines)
+    m = re.search(rf"\b{re.escape(loc.symbol)}\s*\(", text)
+    close = _closing(text, m.end() - 1, "()") if m is not None else None
+    if m is None or close is None:
+        return None
+    if path.suffix == ".py":  # the body: the lines indented deeper than the ``def``
+        indent = len(lines[0]) - len(lines[0].lstrip())
+        body = list(
+            itertools.takewhile(
+                lambda s: not s.strip() or len(s) - len(s.lstrip()) > indent, text[close:].splitlines()[1:]
+            )
+        )
+    else:
+        brace = text.find("{", close)
+        end = _closing(text, brace, "{}") if brace >= 0 else None
+        if end is None:
+            return None
+        body = text[brace : end + 1].splitlines()
+    # lines of brackets alone say nothing of what the code does
+    kept = [s for line in _COMMENT.sub("", "\n".join(body)).splitlines() if re.search(r"\w", s := line.strip())]
+    return re.sub(r"\s+", "", _COMMENT.sub("", text[m.end() : close])), kept
+
+
+def _one_kernel(top: list[KernelDefinition]) -> bool:
+    """Whether equal definitions are one kernel in several places: one code object built for several GPUs
+    (same file name), or copies (same parameters, at least half the body's lines alike)."""
+    if all(t.path.endswith(".co") for t in top):
+        return len({PurePosixPath(t.path).name for t in top}) == 1
+    texts = [definition_text(t) for t in top]
+    if any(t is None for t in texts) or len({t[0] for t in texts if t is not None}) > 1:
+        return False
+    first = texts[0][1] if texts[0] is not None else []
+    return all(difflib.SequenceMatcher(None, first, t[1], autojunk=False).ratio() >= _SAME_BODY for t in texts[1:] if t)
+
+
+def _params(sig: str) -> tuple[str, ...]:
+    """Parameter names of a signature as ``signature`` gives it (``x_ptr,n:int,BLOCK:tl.constexpr=4``)."""
+    names = (re.match(r"\**(\w+)", p) for p in split_top(sig, ","))
+    return tuple(m.group(1) for m in names if m is not None)
+
+
+def _as_launched(top: list[KernelDefinition], launch: TritonLaunch) -> list[KernelDefinition]:
+    """The definitions a recorded launch fits: in the module that defined the kernel (its dotted path ends
+    the file's), and of those, the ones taking the launch's parameters in order; all when none fits."""
+    module = f".{launch.module}"
+    dotted = {t.path: "." + PurePosixPath(t.path).with_suffix("").as_posix().replace("/", ".") for t in top}
+    pool = [t for t in top if launch.module and dotted[t.path].endswith(module)]
+    names = tuple(a.name for a in launch.args)
+    fit = [t for t in pool or top if (d := definition_text(t)) is not None and _params(d[0]) == names]
+    return fit or pool or top
+
+
+def _vendored(loc: KernelDefinition, others: list[KernelDefinition]) -> bool:
+    """A copy of another checkout's file: its path ends with that file's whole path (sglang's
+    ``…/data/csrc/fused_moe/x.cu`` holds flashinfer's ``csrc/fused_moe/x.cu``)."""
+    return any(o.repo != loc.repo and loc.path.endswith("/" + o.path) for o in others)
+
+
+def _copies_reason(top: list[KernelDefinition]) -> str:
+    if all(t.path.endswith(".co") for t in top):
+        built = sorted({t for loc in top for t in _targets(loc.path)})
+        return f"one code object built {len(top)} times ({', '.join(built) or 'per GPU'}): pass --arch to pick"
+    return f"one kernel in {len(top)} places (same parameters); which copy ran, the name cannot say"
+
+
+class Finder:
+    """Lookups against one index (opened once, so a table of names costs queries, not re-opening).
+    ``arch`` (``gfx950``, ``sm_90a``): the GPU the names ran on, which picks among per-target definitions."""
+
+    def __init__(self, index: SourceIndex, repos: Iterable[Path] = (), arch: str | None = None) -> None:
         self.index = index
+        if arch is not None and not re.fullmatch(r"gfx[0-9]{3,4}[a-z]?|sm[0-9]{2,3}", target(arch)):
+            raise InputError(f"{arch}: not a GPU target (gfx942, gfx950, sm_90a, sm_100a, ...)")
+        self.arch = arch
         wanted = {str(Path(r).resolve()) for r in repos}
         self.repos = {
             rid: (root, name, commit, remote)
@@ -220,10 +337,13 @@ class Finder:
         self._macro_values: dict[int, dict[str, str | None]] = {}
         self.identities = Identities()
 
-    def find(self, names: Iterable[str]) -> list[SourceMatch]:
+    def find(self, names: Iterable[str], launches: Iterable[TritonLaunch] = ()) -> list[SourceMatch]:
+        """``launches``: a launch ledger's records (``kscope profile``), which say which module defined each
+        Triton kernel and its parameters: that picks among copies the name alone cannot tell apart."""
         names = list(names)
         self.identities.add(names)
-        return [self._one(n, self.identities[n]) for n in names]
+        launched = {launch.kernel: launch for launch in launches}
+        return [self._one(n, self.identities[n], launched.get(self.identities[n].function)) for n in names]
 
     def _location(
         self, rid: int, path: str, line: int, symbol: str, kind: str, ns: str, score: float
@@ -274,7 +394,7 @@ class Finder:
             self._macro_values[rid] = {n: next(iter(v)) if len(v) == 1 else None for n, v in found.items()}
         return self._macro_values[rid]
 
-    def _one(self, name: str, ident: KernelIdentity) -> SourceMatch:
+    def _one(self, name: str, ident: KernelIdentity, launch: TritonLaunch | None = None) -> SourceMatch:
         base = SourceMatch(
             name=name, function=ident.function, kind=ident.kind, category=ident.category, status="not_found"
         )
@@ -288,6 +408,8 @@ class Finder:
         full = [r for r in rows if not _partly(ident, r[5], self._macros(r[0]))]
         partial = not full  # only definitions whose namespace the file shows in part: never resolved alone
         rows = full or rows
+        if ident.kind == "aiter" and any(r[1].endswith(".co") for r in rows):
+            rows = [r for r in rows if r[1].endswith(".co")]  # the code object defines it; tables only name it
         if not rows:
             misses = "; ".join(f"{self.repos[r[0]][1]}:{r[1]}:{r[2]} {why}" for r, why in rejected[:5])
             base.reason = f"no definition of {ident.function} in {len(self.repos)} indexed repositories" + (
@@ -302,14 +424,21 @@ class Finder:
             key=lambda t: (-t[0], t[2], t[3]),
         )
         locs = [self._location(rid, p, line, sym, k, ns, s) for s, rid, p, line, sym, k, ns in scored]
-        top = [loc for loc in locs if loc.score == locs[0].score]
+        top = _for_target([loc for loc in locs if loc.score == locs[0].score], self.arch)
+        if launch is not None and len({(t.repo, t.path) for t in top}) > 1:
+            top = _as_launched(top, launch)
         # several best definitions in ONE file are one kernel under conditional compilation
         # (#if per architecture): the file is certain, the first definition stands for them
         if len({(t.repo, t.path) for t in top}) > 1:
-            base.status = "ambiguous"
-            base.reason = f"{len(top)} definitions of {ident.function} fit equally"
-            base.candidates = top
-            return base
+            if not _one_kernel(top):
+                base.status = "ambiguous"
+                base.reason = f"{len(top)} definitions of {ident.function} fit equally"
+                base.candidates = top
+                return base
+            base.copies = [t for t in top if _vendored(t, top)] + [t for t in top if not _vendored(t, top)][1:]
+            base.reason = _copies_reason(top)
+        first = next(t for t in top if t not in base.copies)  # the original, not a vendored copy
+        locs = [first, *[loc for loc in locs if loc is not first]]
         if partial:
             base.status, base.candidates = "ambiguous", locs[:10]
             base.reason = (
@@ -318,10 +447,11 @@ class Finder:
             )
             return base
         base.status, base.location, base.candidates = "resolved", locs[0], locs[:10]
-        base.tests = self._tests(scored[0][1], locs[0])
+        base.tests = self._tests(locs[0])
         return base
 
-    def _tests(self, rid: int, loc: KernelDefinition, limit: int = 3) -> list[TestHit]:
+    def _tests(self, loc: KernelDefinition, limit: int = 3) -> list[TestHit]:
+        rid = next(r for r, (root, *_) in self.repos.items() if root == loc.root)
         sym, stem = loc.symbol, PurePosixPath(loc.path).stem
         weight = {t: _token_weight(t, sym, stem) for t in link_tokens(sym, loc.path) | {sym}}
         toks = list(weight)

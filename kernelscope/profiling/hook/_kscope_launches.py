@@ -67,12 +67,14 @@ os.register_at_fork(after_in_child=_state.buffer.clear)  # the parent writes its
 
 class _Recorder:
     """A JITFunction's ``launch_metadata``: marks its launches for the ledger, knows which parameters are
-    constexprs, and answers for the user's own ``launch_metadata`` when Triton evaluates it."""
+    constexprs and which module defines the kernel (the copy that ran, where several projects carry one),
+    and answers for the user's own ``launch_metadata`` when Triton evaluates it."""
 
-    __slots__ = ("constexprs", "user")
+    __slots__ = ("constexprs", "module", "user")
 
-    def __init__(self, constexprs: frozenset[str], user: Callable[..., dict[str, Any]] | None) -> None:
+    def __init__(self, constexprs: frozenset[str], module: str, user: Callable[..., dict[str, Any]] | None) -> None:
         self.constexprs = constexprs
+        self.module = f',"module":{json.dumps(module)}' if module else ""
         self.user = user
 
     def __call__(self, grid: Any, metadata: Any, args: dict[str, Any]) -> dict[str, Any]:
@@ -96,7 +98,8 @@ def install(triton: ModuleType, path: Callable[[], str], limit: int) -> None:
             init(self, *args, **kwargs)
             try:
                 constexprs = frozenset(p.name for p in self.params if p.is_constexpr)
-                self.launch_metadata = _Recorder(constexprs, self.launch_metadata)
+                module = getattr(self.fn, "__module__", None) or ""
+                self.launch_metadata = _Recorder(constexprs, module, self.launch_metadata)
             except Exception as exc:
                 _disable(exc)
 
@@ -132,12 +135,12 @@ def _on_launch(lazy: Any) -> None:
     try:
         for func, queued in lazy.extras:
             if type(func) is _Recorder:
-                _record(t_ns, func.constexprs, *queued)
+                _record(t_ns, func, *queued)
     except Exception as exc:
         _disable(exc)
 
 
-def _record(t_ns: int, constexprs: frozenset[str], grid: Any, metadata: Any, args: dict[str, Any]) -> None:
+def _record(t_ns: int, func: _Recorder, grid: Any, metadata: Any, args: dict[str, Any]) -> None:
     """Append the launch's line, written with f-strings and cached tensor texts rather than ``json``: on the
     (shared, slow) development machine the C encoder alone took 12 µs for a five-argument line, this whole
     function 8 µs. Kernel, argument and dtype names are identifiers, safe unquoted."""
@@ -148,11 +151,11 @@ def _record(t_ns: int, constexprs: frozenset[str], grid: Any, metadata: Any, arg
         return
     g = grid if len(grid) == 3 else (*grid, 1, 1)
     m = metadata
-    extra = ""
+    constexprs, extra = func.constexprs, func.module
     if _local.bench is not None:
-        extra = ',"autotune":true'
+        extra += ',"autotune":true'
     elif _local.tuner is not None:
-        extra = f',"config":{_config(_local.tuner.best_config)}'
+        extra += f',"config":{_config(_local.tuner.best_config)}'
     _state.buffer.append(
         f'{{"kernel":"{m.name}","t_ns":{t_ns},"tid":{threading.get_native_id()},"grid":[{g[0]},{g[1]},{g[2]}],'
         f'"num_warps":{m.num_warps},"num_stages":{m.num_stages},"num_ctas":{getattr(m, "num_ctas", 1)},'
