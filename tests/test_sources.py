@@ -6,6 +6,7 @@ git (the commit the URLs must pin), never from the index's own earlier answers.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -671,3 +672,32 @@ def test_gap_find_sources_names_the_copy_each_h100_run_imported(project: str, tm
     shutil.copy(trace, tmp_path / trace.name)  # the trace without its ledger
     alone = row(tmp_path / trace.name)
     assert alone.source_status == "ambiguous"
+
+
+def test_gap_find_sources_picks_the_file_for_the_gpu_the_trace_names(tmp_path: Path) -> None:
+    """The H100 trace's header names its GPU (``computeMajor`` 9 → ``sm_90``): of two per-target sources of
+    ``_reduce_stage2`` (other code each), the ``_sm90`` one is the answer, with no ``--arch``; ``--arch``
+    overrides the header."""
+    from kernelscope.api import gap_report
+
+    run = Path(__file__).parent / "data" / "launches" / "h100_copies_a"
+    trace = tmp_path / "trace.json.gz"
+    shutil.copy(next(run.glob("trace_*.json.gz")), trace)  # no ledger beside it
+    header = json.loads(gzip.decompress(trace.read_bytes()))["deviceProperties"][0]
+    assert (header["computeMajor"], header["computeMinor"]) == (9, 0)
+    repo = tmp_path / "r"
+    (repo / "k").mkdir(parents=True)
+    for target, body in [
+        ("sm90", "tl.store(Out, tl.load(Mid))"),
+        ("sm80", "x = tl.load(Mid) * 2\n    tl.store(Out, x)"),
+    ]:
+        (repo / "k" / f"decode_{target}.py").write_text(
+            f"import triton\n\n\n@triton.jit\ndef _reduce_stage2(Mid, Out):\n    {body}\n"
+        )
+
+    def source(arch: str | None) -> str | None:
+        got = gap_report([trace], find_sources=True, repo=[repo], index_db=tmp_path / "i.sqlite", arch=arch)
+        return next(r.source for r in got.kernels if r.name == "_reduce_stage2")
+
+    assert source(None) == "r:k/decode_sm90.py:5"
+    assert source("sm_80") == "r:k/decode_sm80.py:5"

@@ -90,7 +90,8 @@ def gap_report(
     A handle (``kernelscope.open``) whose columns are already decoded (``ops``) is aggregated from them.
     Benchmark and tuning bursts (``analyses/harness.py``) are set aside and listed unless ``include_harness``.
     ``code`` (code objects, Triton cache folders): each kernel row gets those that fit the variant it ran.
-    ``arch`` (the GPU the trace ran on): picks among per-target source definitions (``--find-sources``).
+    ``arch`` (the GPU the trace ran on; default: the one its header names): picks among per-target source
+    definitions (``--find-sources``).
     """
     if not paths:
         raise InputError("no input files given")
@@ -107,6 +108,7 @@ def gap_report(
     launches = _ledgers(result, inputs) if find_sources or group_by in ("name", "variant") else []
     if find_sources:
         names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
+        arch = arch or _trace_arch(inputs, result)
         found = locate_sources(names, repos=repo or (), db=index_db, arch=arch, launches=launches)
         attach_sources(result, {m.name: m for m in found})
     if objects:
@@ -114,6 +116,15 @@ def gap_report(
     if launches and group_by in ("name", "variant"):
         attach_launches(result, launches)
     return result
+
+
+def _trace_arch(inputs: Sequence[Input], result: GapResult) -> str | None:
+    """The GPU the traces ran on, where their headers name exactly one (several: none is picked, with a
+    warning, since per-target sources would then be chosen for one GPU of them)."""
+    found = {d.arch for h in inputs for d in readers.devices(h.path, fmt=h.format) if d.arch}
+    if len(found) > 1:
+        result.warnings.append(f"sources not picked per GPU: the traces name {', '.join(sorted(found))}")
+    return found.pop() if len(found) == 1 else None
 
 
 def _ledgers(result: GapResult, inputs: Sequence[Input]) -> list[TritonLaunch]:

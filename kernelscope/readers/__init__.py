@@ -9,14 +9,16 @@ aggregations over millions of launches. The registry below maps format names to 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from types import ModuleType
 
 from kernelscope.errors import FormatError, InputError
 from kernelscope.model import Profile
 from kernelscope.model.columns import LaunchColumns
+from kernelscope.model.records import DeviceInfo
 from kernelscope.readers._sniff import sniff
 
 # format name -> (module, one-line description). Order is the order `kscope formats` lists them.
@@ -74,6 +76,18 @@ def stream(path: str | Path, *, fmt: str | None = None, rank: int | None = None)
     batches = mod.stream(Path(path), rank=rank) if hasattr(mod, "stream") else iter([mod.read(Path(path), rank=rank)])
     for batch in batches:
         yield batch.drop_impossible()
+
+
+def devices(path: str | Path, *, fmt: str | None = None) -> list[DeviceInfo]:
+    """The GPUs a profile describes, from its first batch where the reader streams (a Kineto trace's header);
+    ``[]`` for formats read whole, rather than a second full read."""
+    mod = _module(fmt or detect(path))
+    if not hasattr(mod, "stream"):
+        return []
+    batches: Generator[Profile, None, None] = mod.stream(Path(path))
+    with contextlib.closing(batches):  # the file closes now, not when the generator is collected
+        first = next(batches, None)
+    return first.devices if first is not None else []
 
 
 def stream_columns(
