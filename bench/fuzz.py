@@ -339,6 +339,11 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
         shutil.copytree(src, dst)
         out.setdefault("att", []).append(dst)
     put("memory", "v1.json", (TESTS / "memory" / "v1.json").read_bytes())
+    ledger = work / "launch-ledger" / "h100_copies_a"
+    shutil.copytree(TESTS / "launches" / "h100_copies_a", ledger)
+    lines = (ledger / _LEDGER_FILE).read_bytes().splitlines(keepends=True)
+    (ledger / _LEDGER_FILE).write_bytes(b"".join(lines[:12]))  # small: mutations reach every field
+    out["launch-ledger"] = [ledger]
     return out
 
 
@@ -400,6 +405,34 @@ def _att(path: Path) -> Any:
     return api.att([path], workers=1)
 
 
+def _att_file(rng: Random, files: list[str]) -> str:
+    """The ATT file to mutate: the code and metadata JSON, a wave file or a wave-states file."""
+    wave = [f for f in files if f.startswith("se")]
+    return rng.choice(
+        [
+            "code.json",
+            "code.json",
+            "filenames.json",
+            "occupancy.json",
+            rng.choice(wave),
+            rng.choice(wave),
+            rng.choice([f for f in files if f.startswith("wstates")]),
+        ]
+    )
+
+
+_LEDGER_FILE = "launches_rank0_pid518.jsonl"
+
+
+def _ledger(path: Path) -> Any:
+    """A ``kscope profile`` folder whose launch ledger is mutated: the reader, then (a ledger it reads) gap over
+    the folder, which reads the ledger again for the Triton configs (a bad one costs them, with a warning)."""
+    from kernelscope import api
+    from kernelscope.readers import launch_ledger
+
+    return launch_ledger.read(path / _LEDGER_FILE), api.gap_report([path])
+
+
 def _memory(path: Path) -> Any:
     from kernelscope import api
 
@@ -415,7 +448,7 @@ class Target:
     cli: tuple[str, ...]  # argv after `python -m kernelscope`; {} is the input
     sql: bool = False
     gz: bool = False  # mutate the content and gzip it, or gzip and mutate the bytes
-    folder: bool = False  # the input is an ATT folder; one file inside is mutated
+    folder: Callable[[Random, list[str]], str] | None = None  # the input is a folder: which file to mutate
     memory: bool = False  # the input is memory/v1.json of a workspace
 
 
@@ -433,7 +466,8 @@ TARGETS: list[Target] = [
     Target("profile-json", "profile-json", _profile_json, ("gap", "{}")),
     Target("codeobj-amd", "codeobj-amd", _isa, ("isa", "{}")),
     Target("codeobj-nvidia", "codeobj-nvidia", _isa, ("isa", "{}")),
-    Target("att", "att", _att, ("att", "{}"), folder=True),
+    Target("att", "att", _att, ("att", "{}"), folder=_att_file),
+    Target("launch-ledger", "launch-ledger", _ledger, ("gap", "{}"), folder=lambda rng, files: _LEDGER_FILE),
     Target("memory", "memory", _memory, ("memory", "show", "1", "--workspace", "{ws}"), memory=True),
 ]
 BY_NAME = {t.name: t for t in TARGETS}
@@ -462,19 +496,7 @@ def make_input(target: Target, seeds: dict[str, list[Path]], seed: int, index: i
     if target.folder:
         dst = where / src.parent.name / src.name
         shutil.copytree(src, dst)
-        files = sorted(p.name for p in dst.iterdir())
-        wave = [f for f in files if f.startswith("se")]
-        inner = rng.choice(
-            [
-                "code.json",
-                "code.json",
-                "filenames.json",
-                "occupancy.json",
-                rng.choice(wave),
-                rng.choice(wave),
-                rng.choice([f for f in files if f.startswith("wstates")]),
-            ]
-        )
+        inner = target.folder(rng, sorted(p.name for p in dst.iterdir()))
         file, path = dst / inner, dst
         names.append(inner)
     elif target.memory:

@@ -14,6 +14,7 @@ from pathlib import Path
 import msgspec
 
 from kernelscope.errors import FormatError, InputError
+from kernelscope.model import text
 from kernelscope.model.files import read_bytes
 from kernelscope.model.launches import TritonLaunch
 
@@ -76,7 +77,7 @@ def _read_file(path: Path) -> list[TritonLaunch]:
         if not line.strip():
             continue
         try:
-            launch = decoder.decode(line)
+            launch = text.json(line, decoder=decoder)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             last = i == len(lines) and not data.endswith(b"\n")  # every line the hook writes ends with one
             raise FormatError(f"{path}:{i}", _EXPECTED, str(exc), _TRUNCATED if last else "") from None
