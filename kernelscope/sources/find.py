@@ -24,7 +24,7 @@ from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.launches import TritonLaunch
 from kernelscope.model.source import KernelDefinition, SourceMatch, TestHit
 from kernelscope.sources.index import SourceIndex, github_url, link_tokens
-from kernelscope.sources.scan import NS_MACRO
+from kernelscope.sources.scan import NS_MACRO, TEST_DIRS
 
 # Kinds whose kernels have no source to find: generated at build/run time, or closed.
 NO_SOURCE = {
@@ -48,7 +48,7 @@ REPO_HINTS = {
 _PY_DEFS = {"triton": 4.0, "cute": 3.0, "op": 1.0}
 _CXX_DEFS = {"global": 4.0, "macro": 4.0, "struct": 3.0, "function": 2.0, "asm": 1.0}
 _ROCM_PATH = re.compile(r"rocm|amd|(?:^|[/_.])hip(?:$|[/_.])")
-_NOT_PRODUCT = {"test", "tests", "benchmark", "benchmarks", "bench", "example", "examples", "tutorials", "docs"}
+_NOT_PRODUCT = TEST_DIRS | {"benchmark", "benchmarks", "bench", "example", "examples", "tutorials", "docs"}
 # a GPU target a path is specific to: hsa/gfx942/…, mha_sm90.cu, kernel_sm_100a.cu
 _TARGET = re.compile(r"(?<![a-z0-9])(gfx[0-9]{3,4}[a-z]?|sm_?[0-9]{2,3})[a-z]?(?![0-9])")
 

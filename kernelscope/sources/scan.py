@@ -28,7 +28,7 @@ CXX_EXT = {".cu", ".cuh", ".hip", ".h", ".hpp", ".cpp", ".cc", ".cxx", ".inl", "
 GPU_EXT = {".cu", ".cuh", ".hip"}
 DATA_EXT = {".csv", ".co"}
 CMAKE = "CMakeLists.txt"
-_TEST_DIRS = {"test", "tests", "op_tests", "unittest", "unittests", "testing"}
+TEST_DIRS = {"test", "tests", "op_tests", "unittest", "unittests", "testing"}
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def is_test_path(path: str) -> bool:
         return True
     # C++ tests are often named after the op alone (test/gemm/gemm_bf16.cpp); Python helpers in test
     # folders (utils.py, benchmarks) are not tests
-    return any(part in _TEST_DIRS for part in p.parts[:-1]) and p.suffix in CXX_EXT
+    return any(part in TEST_DIRS for part in p.parts[:-1]) and p.suffix in CXX_EXT
 
 
 # --- Python ---------------------------------------------------------------------------------------
