@@ -311,8 +311,10 @@ def test_read_a_ledger_a_folder_or_the_trace_beside_it(tmp_path: Path) -> None:
         (lambda data: data[: data.rindex(b",")], ":10:", True),  # cut mid-line, as a kill does
         (lambda data: data.replace(b"\n", b"\n{not json\n", 1), ":2:", False),
         (lambda data: data.replace(b'"grid":[64,1,1]', b'"grid":"64"', 1), ":1:", False),
+        (lambda data: data.replace(b'"t_ns":1000,', b'"t_ns":-1,', 1), ":1:", False),  # found by bench/fuzz.py
+        (lambda data: data.replace(b'"num_warps":4', b'"num_warps":0', 1), ":1:", False),
     ],
-    ids=["truncated-last-line", "garbage-line", "wrong-type"],
+    ids=["truncated-last-line", "garbage-line", "wrong-type", "negative-time", "no-warps"],
 )
 def test_a_damaged_ledger_is_one_line_naming_the_line(tmp_path: Path, damage: Any, where: str, killed: bool) -> None:
     path = tmp_path / LEDGER
@@ -322,6 +324,13 @@ def test_a_damaged_ledger_is_one_line_naming_the_line(tmp_path: Path, damage: An
     message = str(info.value)
     assert "\n" not in message and f"{LEDGER}{where} expected a launch ledger line" in message
     assert ("killed while writing" in message) == killed
+
+
+def test_invalid_utf8_in_a_name_is_replaced_not_raised(tmp_path: Path) -> None:
+    """Found by bench/fuzz.py: a byte that is not UTF-8 inside a string escaped as UnicodeDecodeError."""
+    path = tmp_path / LEDGER
+    path.write_bytes((FIXTURE / LEDGER).read_bytes().replace(b'"x_ptr"', b'"x_\xfe"', 1))
+    assert launch_ledger.read(path)[0].args[0].name == "x_\ufffd"
 
 
 # --- the shapes ---------------------------------------------------------------------------------------

@@ -9,9 +9,15 @@ just before the launch; ``tid`` is the OS thread id, as the trace's CPU events g
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
 
 from kernelscope.model.tune import Params
+
+# a ledger line out of these ranges is damaged, not a launch (the reader refuses it with its line number)
+Count = Annotated[int, msgspec.Meta(ge=0)]
+Positive = Annotated[int, msgspec.Meta(ge=1)]
 
 Value = int | float | str | bool | None
 
@@ -59,13 +65,13 @@ class TritonLaunch(msgspec.Struct, kw_only=True, omit_defaults=True):
     ``rank``/``pid`` come from the ledger file's name."""
 
     kernel: str
-    t_ns: int
-    grid: list[int]
-    num_warps: int
-    num_stages: int
+    t_ns: Count
+    grid: list[Count]
+    num_warps: Positive
+    num_stages: Count
     args: list[Arg]
-    num_ctas: int = 1
-    shared: int = 0
+    num_ctas: Positive = 1
+    shared: Count = 0
     tid: int = 0
     autotune: bool = False
     config: Params | None = None
