@@ -285,7 +285,7 @@ def _one_kernel(top: list[KernelDefinition]) -> bool:
 
 
 def _params(sig: str) -> tuple[str, ...]:
-    """Parameter names of a signature as ``signature`` gives it (``x_ptr,n:int,BLOCK:tl.constexpr=4``)."""
+    """Parameter names of a parameter list as ``definition_text`` gives it (``x_ptr,n:int,BLOCK:tl.constexpr=4``)."""
     names = (re.match(r"\**(\w+)", p) for p in split_top(sig, ","))
     return tuple(m.group(1) for m in names if m is not None)
 
