@@ -118,13 +118,13 @@ def _repair(keys: list[str], symbols: dict[str, str]) -> dict[str, Demangled]:
             best[k] = (cut, text)
     result = {}
     for k in keys:
+        arity = template_arity(symbols[k])
         if k in best:
             text = _restore(best[k][1])
             text = re.sub(r"\((?:void)?\)$", "", text).rstrip() + "…"
-            result[k] = Demangled(text, True, repaired=True, arity=template_arity(symbols[k]))
+            result[k] = Demangled(text, True, repaired=True, arity=arity)
         else:
             scanned = _scan_names(symbols[k])
-            arity = template_arity(symbols[k])
             result[k] = Demangled(scanned or k, True, repaired=bool(scanned), arity=arity)
     return result
 

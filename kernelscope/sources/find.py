@@ -24,7 +24,7 @@ from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.launches import TritonLaunch
 from kernelscope.model.source import KernelDefinition, SourceMatch, TestHit
 from kernelscope.sources.index import SourceIndex, github_url, link_tokens
-from kernelscope.sources.scan import NS_MACRO, TEST_DIRS
+from kernelscope.sources.scan import NS_MACRO, TEST_DIRS, closing
 
 # Kinds whose kernels have no source to find: generated at build/run time, or closed.
 NO_SOURCE = {
@@ -230,16 +230,6 @@ _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|#[^\n]*", re.S)
 _SAME_BODY = 0.5  # copies share at least half their lines; same-named different kernels share almost none
 
 
-def _closing(text: str, start: int, pair: str) -> int | None:
-    """Index of the bracket closing the one at ``start``."""
-    depth = 0
-    for i in range(start, len(text)):
-        depth += {pair[0]: 1, pair[1]: -1}.get(text[i], 0)
-        if depth == 0:
-            return i
-    return None
-
-
 def definition_text(loc: KernelDefinition) -> tuple[str, list[str]] | None:
     """A definition's parameter list (comments and spaces dropped) and its body's lines (stripped, comments
     dropped); None when the file does not read so (a macro-made kernel, a changed file)."""
@@ -251,8 +241,8 @@ def definition_text(loc: KernelDefinition) -> tuple[str, list[str]] | None:
         return None
     text = "".join(lines)
     m = re.search(rf"\b{re.escape(loc.symbol)}\s*\(", text)
-    close = _closing(text, m.end() - 1, "()") if m is not None else None
-    if m is None or close is None:
+    close = closing(text, m.end() - 1, "(", ")") if m is not None else -1
+    if m is None or close < 0:
         return None
     if path.suffix == ".py":  # the body: the lines indented deeper than the ``def``
         indent = len(lines[0]) - len(lines[0].lstrip())
@@ -263,8 +253,8 @@ def definition_text(loc: KernelDefinition) -> tuple[str, list[str]] | None:
         )
     else:
         brace = text.find("{", close)
-        end = _closing(text, brace, "{}") if brace >= 0 else None
-        if end is None:
+        end = closing(text, brace, "{", "}") if brace >= 0 else -1
+        if end < 0:
             return None
         body = text[brace : end + 1].splitlines()
     # lines of brackets alone say nothing of what the code does
@@ -272,16 +262,19 @@ def definition_text(loc: KernelDefinition) -> tuple[str, list[str]] | None:
     return re.sub(r"\s+", "", _COMMENT.sub("", text[m.end() : close])), kept
 
 
-def _one_kernel(top: list[KernelDefinition]) -> bool:
+Texts = dict[KernelDefinition, tuple[str, list[str]] | None]  # ``definition_text`` of each tied definition
+
+
+def _one_kernel(top: list[KernelDefinition], texts: Texts) -> bool:
     """Whether equal definitions are one kernel in several places: one code object built for several GPUs
     (same file name), or copies (same parameters, at least half the body's lines alike)."""
     if all(t.path.endswith(".co") for t in top):
         return len({PurePosixPath(t.path).name for t in top}) == 1
-    texts = [definition_text(t) for t in top]
-    if any(t is None for t in texts) or len({t[0] for t in texts if t is not None}) > 1:
+    read = [texts[t] for t in top]
+    if any(t is None for t in read) or len({t[0] for t in read if t is not None}) > 1:
         return False
-    first = texts[0][1] if texts[0] is not None else []
-    return all(difflib.SequenceMatcher(None, first, t[1], autojunk=False).ratio() >= _SAME_BODY for t in texts[1:] if t)
+    first = read[0][1] if read[0] is not None else []
+    return all(difflib.SequenceMatcher(None, first, t[1], autojunk=False).ratio() >= _SAME_BODY for t in read[1:] if t)
 
 
 def _params(sig: str) -> tuple[str, ...]:
@@ -290,14 +283,14 @@ def _params(sig: str) -> tuple[str, ...]:
     return tuple(m.group(1) for m in names if m is not None)
 
 
-def _as_launched(top: list[KernelDefinition], launch: TritonLaunch) -> list[KernelDefinition]:
+def _as_launched(top: list[KernelDefinition], launch: TritonLaunch, texts: Texts) -> list[KernelDefinition]:
     """The definitions a recorded launch fits: in the module that defined the kernel (its dotted path ends
     the file's), and of those, the ones taking the launch's parameters in order; all when none fits."""
     module = f".{launch.module}"
     dotted = {t.path: "." + PurePosixPath(t.path).with_suffix("").as_posix().replace("/", ".") for t in top}
     pool = [t for t in top if launch.module and dotted[t.path].endswith(module)]
     names = tuple(a.name for a in launch.args)
-    fit = [t for t in pool or top if (d := definition_text(t)) is not None and _params(d[0]) == names]
+    fit = [t for t in pool or top if (d := texts[t]) is not None and _params(d[0]) == names]
     return fit or pool or top
 
 
@@ -425,19 +418,20 @@ class Finder:
         )
         locs = [self._location(rid, p, line, sym, k, ns, s) for s, rid, p, line, sym, k, ns in scored]
         top = _for_target([loc for loc in locs if loc.score == locs[0].score], self.arch)
-        if launch is not None and len({(t.repo, t.path) for t in top}) > 1:
-            top = _as_launched(top, launch)
+        texts: Texts = {t: definition_text(t) for t in top} if len({(t.repo, t.path) for t in top}) > 1 else {}
+        if launch is not None and texts:
+            top = _as_launched(top, launch, texts)
+        first = next(t for t in top if not _vendored(t, top))  # the original, not a vendored copy
         # several best definitions in ONE file are one kernel under conditional compilation
         # (#if per architecture): the file is certain, the first definition stands for them
         if len({(t.repo, t.path) for t in top}) > 1:
-            if not _one_kernel(top):
+            if not _one_kernel(top, texts):
                 base.status = "ambiguous"
                 base.reason = f"{len(top)} definitions of {ident.function} fit equally"
                 base.candidates = top
                 return base
-            base.copies = [t for t in top if _vendored(t, top)] + [t for t in top if not _vendored(t, top)][1:]
+            base.copies = [t for t in top if t is not first]
             base.reason = _copies_reason(top)
-        first = next(t for t in top if t not in base.copies)  # the original, not a vendored copy
         locs = [first, *[loc for loc in locs if loc is not first]]
         if partial:
             base.status, base.candidates = "ambiguous", locs[:10]

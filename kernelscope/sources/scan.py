@@ -236,30 +236,28 @@ def _kernel_name_after(code: str, pos: int) -> tuple[str, int] | None:
         name = m.group(1)
         if not _NOT_A_NAME.match(name):
             return name, m.start(1)
-        if code[m.end() - 1] == "(":  # skip the macro's argument list: __launch_bounds__(256, 2)
-            depth, i = 0, m.end() - 1
-            while i < len(code):
-                depth += {"(": 1, ")": -1}.get(code[i], 0)
-                if depth == 0:
-                    break
-                i += 1
     return None
 
 
 def _is_declaration(code: str, name_at: int) -> bool:
     """``__global__ void k(args);`` declares a kernel defined elsewhere: not a definition."""
     i = code.find("(", name_at)
-    if i < 0:
-        return False
-    depth = 0
-    for j in range(i, min(len(code), i + 20000)):
-        depth += {"(": 1, ")": -1}.get(code[j], 0)
-        if depth == 0:
-            return code[j + 1 : j + 200].lstrip().startswith(";")
-    return False
+    j = closing(code, i, "(", ")", limit=20000) if i >= 0 else -1
+    return j >= 0 and code[j + 1 : j + 200].lstrip().startswith(";")
 
 
 _QUALIFIER_TAIL = re.compile(r"(?:\b[A-Za-z_]\w*|\[\[[^\]]*\]\])$")
+
+
+def closing(code: str, open_at: int, opener: str, closer: str, limit: int | None = None) -> int:
+    """The offset of the bracket that closes ``code[open_at]`` (-1: none, or none within ``limit`` characters)."""
+    depth = 0
+    end = len(code) if limit is None else min(len(code), open_at + limit)
+    for k in range(open_at, end):
+        depth += 1 if code[k] == opener else -1 if code[k] == closer else 0
+        if depth == 0:
+            return k
+    return -1
 
 
 def _opening(code: str, close: int, opener: str, closer: str) -> int:
