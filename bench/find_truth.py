@@ -13,6 +13,12 @@ Each name's outcome:
 - **missed** — ``not_found``/``no_source`` although a checkout defines it;
 - **confidently wrong** — ``resolved`` to a file the label does not list (the goal is 0).
 
+Two measurements: the **names alone** (``kscope find NAME``), and the names with the **context their source
+records** (``find_labelled.context.jsonl``, one line per source: the GPU it ran on and the Python packages or
+modules it ran, from the source itself — a Kineto trace's header and Python frames as kscope reads them, or
+what the source states: "H100", "an SGLang pull request"), as ``kscope gap --find-sources`` takes them from
+a trace or ``--arch``/``--module`` from the user. A source without such a line is looked up by name alone.
+
 Usage: ``python bench/find_truth.py --repos /work/repos/* [--db FILE] [--show wrong,missed,ambiguous]``.
 """
 
@@ -21,15 +27,18 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 from _common import ROOT
 
+from kernelscope.model.source import SourceMatch
 from kernelscope.sources.find import Finder
 from kernelscope.sources.index import SourceIndex
 
 LABELS = ROOT / "bench" / "data" / "find_labelled.jsonl"
+CONTEXT = ROOT / "bench" / "data" / "find_labelled.context.jsonl"
 
 
 def outcome(status: str, path: str | None, repo: str | None, expected: list[dict[str, object]]) -> str:
@@ -41,23 +50,16 @@ def outcome(status: str, path: str | None, repo: str | None, expected: list[dict
     return "correct" if not want else "missed"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repos", nargs="+", type=Path, required=True)
-    ap.add_argument("--labels", type=Path, default=LABELS)
-    ap.add_argument("--db", type=Path, default=Path("/tmp/find_truth.sqlite"), help="index file (kept: re-runs)")
-    ap.add_argument("--show", default="confidently wrong,missed,ambiguous", help="outcomes to list name by name")
-    args = ap.parse_args()
-    rows = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
-    rows = [r for r in rows if r.get("expected") is not None]  # undecided labels are left out (README)
-    repos = {p.resolve().name: p.resolve() for p in args.repos}
-    index = SourceIndex(args.db)
-    t0 = time.perf_counter()
-    index.index(list(repos.values()))
-    print(f"indexed {len(repos)} checkouts in {time.perf_counter() - t0:.0f} s")
-    matches = Finder(index).find([r["name"] for r in rows])
+def context_of(source: str, contexts: list[dict[str, Any]]) -> tuple[str | None, tuple[str, ...]]:
+    """The GPU and Python modules a label's source records (the longest matching source prefix)."""
+    fits = [c for c in contexts if source.startswith(c["source"])]
+    best = max(fits, key=lambda c: len(c["source"]), default=None)
+    return (best["arch"], tuple(best["modules"])) if best is not None else (None, ())
+
+
+def score(title: str, rows: list[dict[str, Any]], matches: list[SourceMatch], shown: set[str]) -> None:
+    print(f"\n## {title}\n")
     counts: Counter[str] = Counter()
-    shown = set(args.show.split(","))
     for r, m in zip(rows, matches, strict=True):
         loc = m.location
         repo = Path(loc.root).name if loc is not None else None
@@ -72,6 +74,37 @@ def main() -> None:
     for k in ("correct", "ambiguous", "missed", "confidently wrong"):
         print(f"| {k} | {counts[k]} | {counts[k] / total:.1%} |")
     print(f"| all | {total} | |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repos", nargs="+", type=Path, required=True)
+    ap.add_argument("--labels", type=Path, default=LABELS)
+    ap.add_argument("--context", type=Path, default=CONTEXT, help="each source's GPU and Python modules")
+    ap.add_argument("--db", type=Path, default=Path("/tmp/find_truth.sqlite"), help="index file (kept: re-runs)")
+    ap.add_argument("--show", default="confidently wrong,missed,ambiguous", help="outcomes to list name by name")
+    args = ap.parse_args()
+    rows = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if r.get("expected") is not None]  # undecided labels are left out (README)
+    contexts = [json.loads(line) for line in args.context.read_text().splitlines() if line.strip()]
+    repos = {p.resolve().name: p.resolve() for p in args.repos}
+    index = SourceIndex(args.db)
+    t0 = time.perf_counter()
+    index.index(list(repos.values()))
+    print(f"indexed {len(repos)} checkouts in {time.perf_counter() - t0:.0f} s")
+    shown = set(args.show.split(","))
+    score("names alone", rows, Finder(index).find([r["name"] for r in rows]), shown)
+    # the same names, each looked up with what its source records (one finder per context)
+    by_context: dict[tuple[str | None, tuple[str, ...]], list[int]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        by_context[context_of(r["source"], contexts)].append(i)
+    matches: dict[int, SourceMatch] = {}
+    for (arch, modules), idx in by_context.items():
+        found = Finder(index, arch=arch, modules=modules).find([rows[i]["name"] for i in idx])
+        matches.update(zip(idx, found, strict=True))
+    with_context = sum(1 for arch, modules in (context_of(r["source"], contexts) for r in rows) if arch or modules)
+    title = f"names with their source's context ({with_context} of {len(rows)} names have some)"
+    score(title, rows, [matches[i] for i in range(len(rows))], shown)
 
 
 if __name__ == "__main__":

@@ -293,7 +293,11 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
 
     kin = [
         _kineto_seed(TESTS / "kineto" / f)
-        for f in ("h100_transformer_compile.json.gz", "h100_transformer_eager.json.gz")
+        for f in (
+            "h100_transformer_compile.json.gz",
+            "h100_transformer_eager.json.gz",
+            "tracelens_mi300x_sglang_decode.json.gz",  # ROCm: Python frames, no gcnArchName
+        )
     ]
     for i, data in enumerate(kin):
         put("kineto", f"k{i}.json", data)

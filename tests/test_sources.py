@@ -519,6 +519,7 @@ def test_copies_resolve_and_drifted_copies_need_the_launch(tmp_path: Path) -> No
         tmp_path,
         {
             "sglang/python/sglang/srt/decode_attention.py": _DECODE.format(extra="kv_indptr, "),
+            "sglang/python/sglang/__init__.py": "",  # a package: the folder a module's import path starts at
             "vllm/vllm/attention/ops/triton_decode_attention.py": _DECODE.format(extra="lse, "),
             "aiter/aiter/ops/triton/mla_decode.py": _DECODE.format(extra="lse, "),
         },
@@ -537,6 +538,14 @@ def test_copies_resolve_and_drifted_copies_need_the_launch(tmp_path: Path) -> No
     params = ["Mid_O", "O", "kv_indptr", "stride_mid_ob", "BLOCK_DV"]
     [by_params] = finder.find(["_fwd_kernel_stage2"], [launched("__main__", params)])
     assert by_params.location is not None and by_params.location.repo == "sglang"
+    # the workload's Python: a package that ran (no file of it in the frames) picks its copy
+    finder.modules = ("sglang",)
+    (by_package,) = finder.find(["_fwd_kernel_stage2"])
+    assert by_package.status == "resolved" and by_package.location is not None
+    assert by_package.location.repo == "sglang"
+    finder.modules = ("numpy", "torch.nn.modules.module")  # neither project ran: still ambiguous
+    assert finder.find(["_fwd_kernel_stage2"])[0].status == "ambiguous"
+    finder.modules = ()
     # vllm's and aiter's take the same parameters and share their lines: copies of one kernel
     (tmp_path / "sglang" / "python" / "sglang" / "srt" / "decode_attention.py").unlink()
     (copies,) = finder.find(["_fwd_kernel_stage2"])
@@ -672,6 +681,10 @@ def test_gap_find_sources_names_the_copy_each_h100_run_imported(project: str, tm
     shutil.copy(trace, tmp_path / trace.name)  # the trace without its ledger
     alone = row(tmp_path / trace.name)
     assert alone.source_status == "ambiguous"
+    # the same run recorded by the PyTorch profiler itself, Python stacks on (bench/gpu/find_frames.sh): no
+    # ledger, the frames name the module that ran
+    framed = row(Path(__file__).parent / "data" / "kineto" / f"h100_copies_frames_{project}.json.gz")
+    assert framed.calls == 50 and framed.source == f"proj_{project}:{source}:{line}"
 
 
 def test_gap_find_sources_picks_the_file_for_the_gpu_the_trace_names(tmp_path: Path) -> None:
@@ -701,3 +714,79 @@ def test_gap_find_sources_picks_the_file_for_the_gpu_the_trace_names(tmp_path: P
 
     assert source(None) == "r:k/decode_sm90.py:5"
     assert source("sm_80") == "r:k/decode_sm80.py:5"
+
+
+_KINETO = Path(__file__).parent / "data" / "kineto"
+
+
+def test_python_frames_name_the_modules_a_trace_ran() -> None:
+    """Real traces recorded with Python stacks (TraceLens): a checkout run in place spells whole paths
+    (``/sgl-workspace/sglang/python/sglang/…``), an installed package its import path (``vllm/v1/…``);
+    the records and the streamed columns read the same modules."""
+    from kernelscope import readers
+    from kernelscope.readers.kineto import python_module
+
+    assert python_module("vllm/v1/utils.py(386): record_function_or_nullcontext") == "vllm.v1.utils"
+    assert python_module("/venv/lib/python3.12/site-packages/sglang/srt/x.py(1): f") == "sglang.srt.x"
+    assert python_module("<frozen importlib._bootstrap>(1): _call") is None
+    assert python_module("aten::mm") is None
+    # ROCm torch wrote no gcnArchName: the product name gives the ISA (MI300X is gfx942: its datasheet)
+    assert [d.arch for d in readers.devices(_KINETO / "tracelens_mi300x_sglang_decode.json.gz")] == ["gfx942"]
+    sglang = readers.read(_KINETO / "tracelens_mi300x_sglang_decode.json.gz").modules
+    assert "sgl-workspace.sglang.python.sglang.srt.layers.attention.aiter_backend" in sglang
+    vllm = readers.read(_KINETO / "tracelens_vllm_decode_full.json.gz").modules
+    assert "vllm.v1.attention.backends.rocm_attn" in vllm and "vllm._aiter_ops" in vllm
+    assert not any(".sglang." in f".{m}." for m in vllm)
+    raw = json.loads(gzip.decompress((_KINETO / "tracelens_vllm_decode_full.json.gz").read_bytes()))
+    files = {e["name"].split("(")[0] for e in raw["traceEvents"] if e.get("cat") == "python_function"}
+    assert len(vllm) == len({f for f in files if f.endswith(".py")})  # one module per Python file
+
+
+_DRIFTED = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def {name}({params}, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(in_ptr + offs))
+"""
+
+
+@pytest.mark.parametrize(
+    ("trace", "kernel", "want"),
+    [
+        # SGLang run from its checkout: the copy in the file that ran, not its sibling nor vLLM's
+        ("tracelens_mi300x_sglang_decode", "create_flashinfer_kv_indices_triton",
+         "sglang:python/sglang/srt/layers/attention/aiter_backend.py:6"),
+        # vLLM installed: its package ran (``vllm._aiter_ops`` is not aiter's): vLLM's copy, not aiter's
+        ("tracelens_vllm_decode_full", "kernel_unified_attention_2d",
+         "vllm:vllm/attention/ops/triton_unified_attention.py:6"),
+    ],
+)  # fmt: skip
+def test_gap_find_sources_takes_the_copy_the_traces_python_ran(
+    trace: str, kernel: str, want: str, tmp_path: Path
+) -> None:
+    """Drifted copies of a kernel in several projects (other parameters: the name cannot tell them apart);
+    the real trace's Python frames say which project and file ran."""
+    from kernelscope.api import gap_report, locate_sources
+
+    copies = {
+        "sglang/python/sglang/srt/layers/attention/aiter_backend.py": "in_ptr, out_ptr, req_to_token",
+        "sglang/python/sglang/srt/layers/attention/triton_backend.py": "in_ptr, out_ptr, kv_indptr",
+        "vllm/vllm/attention/ops/triton_unified_attention.py": "in_ptr, out_ptr, seq_lens",
+        "aiter/aiter/ops/triton/unified_attention.py": "in_ptr, out_ptr, block_tables",
+    }
+    for rel, params in copies.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_DRIFTED.format(name=kernel, params=params))
+    for package in ("sglang/python/sglang", "vllm/vllm", "aiter/aiter"):
+        (tmp_path / package / "__init__.py").touch()
+    repos = [tmp_path / r for r in ("sglang", "vllm", "aiter")]
+    got = gap_report([_KINETO / f"{trace}.json.gz"], find_sources=True, repo=repos, index_db=tmp_path / "i.sqlite")
+    [row] = [r for r in got.kernels if r.name == kernel]
+    assert row.source_status == "resolved" and row.source == want
+    (alone,) = locate_sources([kernel], repos=repos, db=tmp_path / "i.sqlite")  # the name alone cannot tell
+    assert alone.status == "ambiguous" and len(alone.candidates) == 4

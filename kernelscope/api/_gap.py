@@ -49,20 +49,26 @@ def _batches(inputs: Sequence[Input], progress: Progress | None, *, whole: bool 
             yield _with_rank(batch, i) if len(inputs) > 1 else batch
 
 
-def _feed(acc: GapAccumulator, inputs: Sequence[Input], progress: Progress | None) -> None:
-    """Stream every file into ``acc``: as columns where the reader decodes to them, else as records."""
+def _feed(acc: GapAccumulator, inputs: Sequence[Input], progress: Progress | None) -> set[str]:
+    """Stream every file into ``acc``: as columns where the reader decodes to them, else as records.
+    Returns the Python modules the traces' frames show ran (``Profile.modules``)."""
+    modules: set[str] = set()
     for i, h in enumerate(inputs):
         columns: Iterable[LaunchColumns] | None = h.columns()  # a Kineto trace's, if its ops were read
         if columns is None:
             columns = readers.stream_columns(h.path, fmt=h.format)
         if columns is None:
             for batch in _batches([h], progress):
+                modules.update(batch.modules)
                 acc.add(_with_rank(batch, i) if len(inputs) > 1 else batch)
             continue
         for cols in columns:
             if progress:
                 progress(str(h.path))
+            if cols.host is not None:  # the host names hold the Python frames (a Kineto trace's)
+                modules.update(m for n in cols.host.names if (m := kineto.python_module(n)) is not None)
             acc.add_columns(replace(cols, rank=i) if len(inputs) > 1 and cols.rank is None else cols)
+    return modules
 
 
 def gap_report(
@@ -79,6 +85,7 @@ def gap_report(
     repo: Sequence[str | Path] | None = None,
     index_db: Path | None = None,
     arch: str | None = None,
+    modules: Sequence[str] = (),
     code: Sequence[str | Path] | None = None,
     progress: Progress | None = None,
 ) -> GapResult:
@@ -91,7 +98,8 @@ def gap_report(
     Benchmark and tuning bursts (``analyses/harness.py``) are set aside and listed unless ``include_harness``.
     ``code`` (code objects, Triton cache folders): each kernel row gets those that fit the variant it ran.
     ``arch`` (the GPU the trace ran on; default: the one its header names): picks among per-target source
-    definitions (``--find-sources``).
+    definitions (``--find-sources``); ``modules`` (Python packages or modules the workload ran), with those
+    the traces' Python frames show, pick among copies of a kernel in several projects.
     """
     if not paths:
         raise InputError("no input files given")
@@ -103,13 +111,15 @@ def gap_report(
         options = GapOptions(
             include_memory=include_memory, group_by=group_by, per_rank=per_rank, include_harness=include_harness
         )
-        result = _gap(inputs, fmt, window, phase_by, options, progress)
+        result, ran = _gap(inputs, fmt, window, phase_by, options, progress)
     result.totals.dropped_records = dropped[0]
     launches = _ledgers(result, inputs) if find_sources or group_by in ("name", "variant") else []
     if find_sources:
         names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
         arch = arch or _trace_arch(inputs, result)
-        found = locate_sources(names, repos=repo or (), db=index_db, arch=arch, launches=launches)
+        found = locate_sources(
+            names, repos=repo or (), db=index_db, arch=arch, launches=launches, modules=[*modules, *sorted(ran)]
+        )
         attach_sources(result, {m.name: m for m in found})
     if objects:
         attach_code(result, objects)
@@ -147,15 +157,16 @@ def _gap(
     phase_by: str | None,
     options: GapOptions,
     progress: Progress | None,
-) -> GapResult:
+) -> tuple[GapResult, set[str]]:
+    """The table, and the Python modules the traces' frames show ran."""
     inputs = open_all(paths, fmt=fmt)
     for h in inputs:  # sniffed (once) before reading anything: a bad path fails with no partial work shown
         _ = h.format
     group_by = options.group_by
     if window is None and phase_by is None and group_by != "variant":
         acc = GapAccumulator(options)
-        _feed(acc, inputs, progress)
-        return acc.result()
+        ran = _feed(acc, inputs, progress)
+        return acc.result(), ran
     table = by_variant if group_by == "variant" else gap  # a variant is in each launch's record, not its name
     profile = Profile.combine(list(_batches(inputs, progress, whole=True)))
     win = Window.parse(window) if window is not None else None
@@ -182,7 +193,7 @@ def _gap(
             r.phase = label
             parts.append(r)
         result.phases = sorted(parts, key=lambda r: -r.totals.kernel_time_us)
-    return result
+    return result, set(profile.modules)
 
 
 def _per_iteration(result: GapResult, found: list[Steady]) -> None:

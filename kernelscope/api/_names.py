@@ -68,12 +68,14 @@ def locate_sources(
     progress: IndexProgress | None = None,
     arch: str | None = None,
     launches: Sequence[TritonLaunch] = (),
+    modules: Sequence[str] = (),
 ) -> list[SourceMatch]:
     """``kscope find``: definition, upstream URL and tests of each kernel name.
 
     ``repos`` limits the search to those checkouts; one not yet in the index is indexed first. ``arch`` (the
     GPU the names ran on) picks among per-target definitions; ``launches`` (a launch ledger) name the module
-    and parameters of each Triton kernel, which pick among copies of it in several projects.
+    and parameters of each Triton kernel, which pick among copies of it in several projects; so do ``modules``
+    (Python packages or modules the workload ran: ``sglang``, ``vllm.v1.attention.ops.triton_decode_attention``).
     """
     all_names = [*names, *(read_names(file) if file is not None else [])]
     if not all_names:
@@ -84,6 +86,6 @@ def locate_sources(
         new = [Path(r) for r in repos if str(Path(r).resolve()) not in known]
         if new:
             index.index(new, progress=progress)
-        return Finder(index, [Path(r) for r in repos], arch=arch).find(all_names, launches)
+        return Finder(index, [Path(r) for r in repos], arch=arch, modules=modules).find(all_names, launches)
     finally:
         index.close()

@@ -24,6 +24,14 @@ ArchOption = Annotated[
     Optional[str],
     typer.Option("--arch", help="The GPU the kernels ran on (gfx950, sm_90a): picks per-target source definitions."),
 ]
+ModuleOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--module",
+        help="A Python package or module the workload ran (repeat: sglang, vllm.v1.attention.ops.x): picks among "
+        "copies of a kernel in several projects.",
+    ),
+]
 R = TypeVar("R")
 
 out = Console(soft_wrap=False)

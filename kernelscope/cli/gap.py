@@ -8,7 +8,18 @@ from typing import Annotated, Optional, cast, get_args
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import ArchOption, Parquet, either, emit, guarded, out, pick, progress_bar, read_folders
+from kernelscope.cli._common import (
+    ArchOption,
+    ModuleOption,
+    Parquet,
+    either,
+    emit,
+    guarded,
+    out,
+    pick,
+    progress_bar,
+    read_folders,
+)
 from kernelscope.model.gap import GroupBy
 from kernelscope.presenters.gap import PRESENTERS, rich_renderable
 
@@ -42,6 +53,7 @@ def gap(
     ] = None,
     index_db: Annotated[Optional[Path], typer.Option(help="Source index file (default: $KSCOPE_INDEX).")] = None,
     arch: ArchOption = None,
+    module: ModuleOption = None,
     code: Annotated[
         Optional[list[Path]],
         typer.Option(help="Code objects / Triton cache dirs (repeat): each row's variant joined to the one it ran."),
@@ -73,6 +85,7 @@ def gap(
             repo=repo,
             index_db=index_db,
             arch=arch,
+            modules=module or (),
             code=code,
             progress=lambda src: bar.update(task, description=f"reading {Path(src).name}", advance=1),
         )

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import ArchOption, Parquet, emit, guarded, out, pick, progress_bar
+from kernelscope.cli._common import ArchOption, ModuleOption, Parquet, emit, guarded, out, pick, progress_bar
 from kernelscope.presenters.sources import FIND_PRESENTERS, INDEX_PRESENTERS, find_renderable, index_renderable
 from kernelscope.sources.index import Progress as IndexProgress
 
@@ -53,6 +53,7 @@ def find(
     ] = None,
     db: DbOption = None,
     arch: ArchOption = None,
+    module: ModuleOption = None,
     json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.find.v1.")] = False,
     csv: Annotated[bool, typer.Option("--csv", help="CSV.")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="Markdown.")] = False,
@@ -62,7 +63,9 @@ def find(
     """Find each kernel's source: resolved | ambiguous | no_source | not_found, URL, tests to run."""
     presenter = pick({"json": json, "csv": csv, "markdown": markdown, "parquet": parquet}, output, FIND_PRESENTERS)
     with _indexing_bar("indexing") as progress:
-        matches = api.locate_sources(names or [], file=file, repos=repo or (), db=db, progress=progress, arch=arch)
+        matches = api.locate_sources(
+            names or [], file=file, repos=repo or (), db=db, progress=progress, arch=arch, modules=module or ()
+        )
     if presenter is None:
         out.print(find_renderable(matches))
     else:

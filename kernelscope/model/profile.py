@@ -35,6 +35,8 @@ class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
     devices: list[DeviceInfo] = msgspec.field(default_factory=list)
     stats: list[KernelStats] = msgspec.field(default_factory=list)
     ops: list[OpCall] = msgspec.field(default_factory=list)  # Kineto ops with shapes (``read(view="shapes")``)
+    # Python modules whose code ran (a Kineto trace's Python frames): which copy of a kernel the workload used
+    modules: list[str] = msgspec.field(default_factory=list)
     sources: list[str] = msgspec.field(default_factory=list)
     formats: list[str] = msgspec.field(default_factory=list)
     timing: TimingKind = "timeline"
@@ -95,6 +97,7 @@ class Profile(msgspec.Struct, kw_only=True, omit_defaults=True):
             out.sources.extend(p.sources)
             out.formats.extend(p.formats)
             out.metadata.update(p.metadata)
+        out.modules = sorted({m for p in profiles for m in p.modules})
         return out
 
     @property

@@ -13,12 +13,15 @@ Vendor quirks, all here: ``cat`` is ``kernel``/``gpu_memcpy``/``gpu_memset`` sin
 ``Kernel``/``Memcpy``/``Memset`` before; ``ts``/``dur`` are microseconds (floats with ns fractions);
 ``args.grid`` counts blocks; ROCm traces may lack grid/block, carry ``stream`` as a hex string on API
 events, and put the device in ``pid``. ``ProfilerStep#N`` is a ``user_annotation`` (``cpu_op`` in old
-versions) and is repeated as ``gpu_user_annotation`` on the GPU track.
+versions) and is repeated as ``gpu_user_annotation`` on the GPU track. With ``with_stack=True`` the
+Python tracer adds ``python_function`` events named ``<file>.py(<line>): <function>``: the modules the
+workload ran (``python_module``; ``Profile.modules``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import replace
@@ -32,7 +35,8 @@ from typing import Any, Literal
 import msgspec
 import numpy as np
 
-from kernelscope.errors import KernelscopeError
+from kernelscope.errors import InputError, KernelscopeError
+from kernelscope.hw import specs
 from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, Vendor, numbers
 from kernelscope.model.columns import (
     HARNESS_MARK,
@@ -63,6 +67,19 @@ _ANNOTATION_CATS = {"user_annotation": "host", "gpu_user_annotation": "gpu", "gp
 _OP_CATS = frozenset({"cpu_op", "Operator"})  # "Operator": PyTorch 1.8's spelling
 
 Scalar = int | float | str | None
+# a Python frame: ``/venv/lib/python3.12/site-packages/sglang/srt/x.py(123): forward``
+_FRAME = re.compile(r"^(.+)\.py\([0-9]+\): ")
+_INSTALLED = re.compile(r"^.*/(?:site|dist)-packages/")
+
+
+def python_module(name: str) -> str | None:
+    """The dotted module of a Python frame's file: as imported where installed (``sglang.srt.x``), else its
+    whole path's components (a checkout run in place); None for other events and frozen/built-in code."""
+    m = _FRAME.match(name)
+    if m is None or m.group(1).startswith("<"):
+        return None
+    path = _INSTALLED.sub("", m.group(1).replace("\\", "/")).strip("/")
+    return path.replace("/", ".") or None
 
 
 class _Args(msgspec.Struct, gc=False):
@@ -181,6 +198,7 @@ class _Batch:
         launches, mem, notes = out.launches, out.memory_ops, out.annotations
         names, api_ns = self.names, self.api_ns
         dropped = 0
+        modules: set[str] = set()
         for e in events:
             cat = e.cat
             start, dur = numbers.ns_from_us(e.ts), numbers.ns_from_us(e.dur)
@@ -237,6 +255,9 @@ class _Batch:
                         source_format=FORMAT,
                     )
                 )
+            elif cat == "python_function":
+                if (module := python_module(e.name)) is not None:
+                    modules.add(module)
             elif cat in _ANNOTATION_CATS or (e.ph == "X" and e.name.startswith("ProfilerStep#")):
                 notes.append(
                     Annotation(
@@ -249,6 +270,7 @@ class _Batch:
                     )
                 )
         numbers.count_dropped("kernels and memory operations", dropped, self.path)
+        out.modules = sorted(modules)
         return out
 
 
@@ -273,6 +295,8 @@ def _devices(header: dict[str, Any], vendor: Vendor, rank: int | None) -> list[D
         major, minor = _int_or_none(p.get("computeMajor")), _int_or_none(p.get("computeMinor", 0))
         if arch is None and vendor == "nvidia" and major is not None:
             arch = f"sm_{major}{minor or 0}"
+        elif arch is None and vendor == "amd":  # ROCm torch before gcnArchName: 9.4 is gfx940, 941 or 942
+            arch = _amd_arch(_text(p.get("name")))
         out.append(
             DeviceInfo(
                 index=index,
@@ -284,6 +308,15 @@ def _devices(header: dict[str, Any], vendor: Vendor, rank: int | None) -> list[D
             )
         )
     return out
+
+
+def _amd_arch(name: str | None) -> str | None:
+    """The ISA of an AMD device named by its product name (``AMD Instinct MI300X`` → ``gfx942``), from the
+    hardware database; None where the name is not there."""
+    try:
+        return specs.lookup(name).arch or None if name else None
+    except InputError:
+        return None
 
 
 def _text(v: object) -> str | None:

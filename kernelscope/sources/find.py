@@ -283,12 +283,44 @@ def _params(sig: str) -> tuple[str, ...]:
     return tuple(m.group(1) for m in names if m is not None)
 
 
+def _module(loc: KernelDefinition) -> tuple[str, str | None]:
+    """A Python definition's module as it is imported (``python/sglang/ops/x.py`` → ``sglang.ops.x``: from
+    the outermost folder with an ``__init__.py`` on) and that top-level package (None: in no package)."""
+    parts = PurePosixPath(loc.path).with_suffix("").parts
+    for i in range(len(parts) - 1):
+        if Path(loc.root, *parts[: i + 1], "__init__.py").is_file():
+            return ".".join(parts[i:]), parts[i]
+    return ".".join(parts), None
+
+
+def _file_ran(loc: KernelDefinition, module: str) -> bool:
+    """Whether ``module`` (a dotted name a launch, the user or a trace's Python frame gives: installed
+    ``sglang.ops.x``, or a whole path's components when run from a checkout) is the definition's file."""
+    own, _ = _module(loc)
+    dotted = PurePosixPath(loc.path).with_suffix("").as_posix().replace("/", ".")
+    return any(m == module or f".{m}".endswith(f".{module}") or module.endswith(f".{m}") for m in (own, dotted))
+
+
+def _package_ran(loc: KernelDefinition, module: str) -> bool:
+    """Whether ``module`` lies in the definition's top-level package (``sglang`` ran, so its copy may have)."""
+    _, package = _module(loc)
+    return package is not None and f".{package}." in f".{module}."
+
+
+def _as_ran(top: list[KernelDefinition], modules: tuple[str, ...]) -> list[KernelDefinition]:
+    """The definitions the workload's Python ran: in a file it ran, else in a package it ran; all when none
+    fits. ``modules``: the trace's Python frames as modules, or what the user names (``--module sglang``)."""
+    for ran in (_file_ran, _package_ran):
+        fit = [t for t in top if any(ran(t, m) for m in modules)]
+        if fit:
+            return fit
+    return top
+
+
 def _as_launched(top: list[KernelDefinition], launch: TritonLaunch, texts: Texts) -> list[KernelDefinition]:
-    """The definitions a recorded launch fits: in the module that defined the kernel (its dotted path ends
-    the file's), and of those, the ones taking the launch's parameters in order; all when none fits."""
-    module = f".{launch.module}"
-    dotted = {t.path: "." + PurePosixPath(t.path).with_suffix("").as_posix().replace("/", ".") for t in top}
-    pool = [t for t in top if launch.module and dotted[t.path].endswith(module)]
+    """The definitions a recorded launch fits: in the module that defined the kernel, and of those, the ones
+    taking the launch's parameters in order; all when none fits."""
+    pool = [t for t in top if launch.module and _file_ran(t, launch.module)]
     names = tuple(a.name for a in launch.args)
     fit = [t for t in pool or top if (d := texts[t]) is not None and _params(d[0]) == names]
     return fit or pool or top
@@ -309,10 +341,14 @@ def _copies_reason(top: list[KernelDefinition]) -> str:
 
 class Finder:
     """Lookups against one index (opened once, so a table of names costs queries, not re-opening).
-    ``arch`` (``gfx950``, ``sm_90a``): the GPU the names ran on, which picks among per-target definitions."""
+    ``arch`` (``gfx950``, ``sm_90a``): the GPU the names ran on, which picks among per-target definitions;
+    ``modules``: Python packages or modules the workload ran, which pick among copies in several projects."""
 
-    def __init__(self, index: SourceIndex, repos: Iterable[Path] = (), arch: str | None = None) -> None:
+    def __init__(
+        self, index: SourceIndex, repos: Iterable[Path] = (), arch: str | None = None, modules: Iterable[str] = ()
+    ) -> None:
         self.index = index
+        self.modules = tuple(dict.fromkeys(m.strip(".") for m in modules if m.strip(".")))
         if arch is not None and not re.fullmatch(r"gfx[0-9]{3,4}[a-z]?|sm[0-9]{2,3}", target(arch)):
             raise InputError(f"{arch}: not a GPU target (gfx942, gfx950, sm_90a, sm_100a, ...)")
         self.arch = arch
@@ -417,21 +453,30 @@ class Finder:
             key=lambda t: (-t[0], t[2], t[3]),
         )
         locs = [self._location(rid, p, line, sym, k, ns, s) for s, rid, p, line, sym, k, ns in scored]
-        top = _for_target([loc for loc in locs if loc.score == locs[0].score], self.arch)
+        tied = [loc for loc in locs if loc.score == locs[0].score]
+        top = _for_target(tied, self.arch)
+        picked = [f"the GPU ({self.arch})"] if len(top) < len(tied) else []  # what the name alone lacks
         texts: Texts = {t: definition_text(t) for t in top} if len({(t.repo, t.path) for t in top}) > 1 else {}
-        if launch is not None and texts:
-            top = _as_launched(top, launch, texts)
+        if launch is not None and texts and len(kept := _as_launched(top, launch, texts)) < len(top):
+            top, picked = kept, [*picked, "the launch ledger"]
+        if self.modules and texts and len(kept := _as_ran(top, self.modules)) < len(top):
+            top, picked = kept, [*picked, "the Python modules the workload ran"]
+        if picked:
+            others = len({(t.repo, t.path) for t in tied} - {(t.repo, t.path) for t in top})
+            base.reason = f"picked by {' and '.join(picked)} among {others} other definition(s) of the name"
         first = next(t for t in top if not _vendored(t, top))  # the original, not a vendored copy
         # several best definitions in ONE file are one kernel under conditional compilation
         # (#if per architecture): the file is certain, the first definition stands for them
         if len({(t.repo, t.path) for t in top}) > 1:
             if not _one_kernel(top, texts):
                 base.status = "ambiguous"
-                base.reason = f"{len(top)} definitions of {ident.function} fit equally"
+                base.reason = f"{len(top)} definitions of {ident.function} fit equally" + (
+                    f" (of {len(tied)}: kept by {' and '.join(picked)})" if picked else ""
+                )
                 base.candidates = top
                 return base
             base.copies = [t for t in top if t is not first]
-            base.reason = _copies_reason(top)
+            base.reason = "; ".join(filter(None, [base.reason, _copies_reason(top)]))
         locs = [first, *[loc for loc in locs if loc is not first]]
         if partial:
             base.status, base.candidates = "ambiguous", locs[:10]
