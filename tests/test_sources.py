@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -714,6 +715,25 @@ def test_gap_find_sources_picks_the_file_for_the_gpu_the_trace_names(tmp_path: P
 
     assert source(None) == "r:k/decode_sm90.py:5"
     assert source("sm_80") == "r:k/decode_sm80.py:5"
+
+
+def test_gap_find_sources_takes_the_gpu_from_a_format_read_whole(tmp_path: Path) -> None:
+    """A rocpd database (rocprofv3 on an MI350X: its agent table says gfx950) has no header to peek at; the
+    GPU comes from the records as they are read, once: the gfx950 source of ``rmsnorm_kernel`` is picked."""
+    from kernelscope.api import gap_report
+
+    db = Path(__file__).parent / "data" / "rocpd" / "rmsnorm_results.db"
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        assert any("gfx950" in str(row) for row in con.execute("SELECT * FROM rocpd_info_agent"))
+    repo = tmp_path / "r"
+    (repo / "k").mkdir(parents=True)
+    for target, body in [("gfx950", "tl.store(Y, tl.load(X))"), ("gfx942", "x = tl.load(X) * 2\n    tl.store(Y, x)")]:
+        (repo / "k" / f"norm_{target}.py").write_text(
+            f"import triton\n\n\n@triton.jit\ndef rmsnorm_kernel(X, Y):\n    {body}\n"
+        )
+    got = gap_report([db], find_sources=True, repo=[repo], index_db=tmp_path / "i.sqlite")
+    [row] = [r for r in got.kernels if r.name.startswith("rmsnorm_kernel")]
+    assert row.source == "r:k/norm_gfx950.py:5"
 
 
 _KINETO = Path(__file__).parent / "data" / "kineto"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import msgspec
@@ -49,26 +49,38 @@ def _batches(inputs: Sequence[Input], progress: Progress | None, *, whole: bool 
             yield _with_rank(batch, i) if len(inputs) > 1 else batch
 
 
-def _feed(acc: GapAccumulator, inputs: Sequence[Input], progress: Progress | None) -> set[str]:
-    """Stream every file into ``acc``: as columns where the reader decodes to them, else as records.
-    Returns the Python modules the traces' frames show ran (``Profile.modules``)."""
-    modules: set[str] = set()
+@dataclass
+class _Seen:
+    """What the inputs say beside their kernels, gathered as they are read: the Python modules their frames
+    show ran (``Profile.modules``) and the GPUs the records name (formats read whole have no header to peek)."""
+
+    modules: set[str] = field(default_factory=set)
+    archs: set[str] = field(default_factory=set)
+
+    def add(self, profile: Profile) -> None:
+        self.modules.update(profile.modules)
+        self.archs.update(d.arch for d in profile.devices if d.arch)
+
+
+def _feed(acc: GapAccumulator, inputs: Sequence[Input], progress: Progress | None) -> _Seen:
+    """Stream every file into ``acc``: as columns where the reader decodes to them, else as records."""
+    seen = _Seen()
     for i, h in enumerate(inputs):
         columns: Iterable[LaunchColumns] | None = h.columns()  # a Kineto trace's, if its ops were read
         if columns is None:
             columns = readers.stream_columns(h.path, fmt=h.format)
         if columns is None:
             for batch in _batches([h], progress):
-                modules.update(batch.modules)
+                seen.add(batch)
                 acc.add(_with_rank(batch, i) if len(inputs) > 1 else batch)
             continue
         for cols in columns:
             if progress:
                 progress(str(h.path))
             if cols.host is not None:  # the host names hold the Python frames (a Kineto trace's)
-                modules.update(m for n in cols.host.names if (m := kineto.python_module(n)) is not None)
+                seen.modules.update(m for n in cols.host.names if (m := kineto.python_module(n)) is not None)
             acc.add_columns(replace(cols, rank=i) if len(inputs) > 1 and cols.rank is None else cols)
-    return modules
+    return seen
 
 
 def gap_report(
@@ -111,15 +123,14 @@ def gap_report(
         options = GapOptions(
             include_memory=include_memory, group_by=group_by, per_rank=per_rank, include_harness=include_harness
         )
-        result, ran = _gap(inputs, fmt, window, phase_by, options, progress)
+        result, seen = _gap(inputs, fmt, window, phase_by, options, progress)
     result.totals.dropped_records = dropped[0]
     launches = _ledgers(result, inputs) if find_sources or group_by in ("name", "variant") else []
     if find_sources:
         names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
-        arch = arch or _trace_arch(inputs, result)
-        found = locate_sources(
-            names, repos=repo or (), db=index_db, arch=arch, launches=launches, modules=[*modules, *sorted(ran)]
-        )
+        arch = arch or _trace_arch(inputs, result, seen.archs)
+        ran = [*modules, *sorted(seen.modules)]
+        found = locate_sources(names, repos=repo or (), db=index_db, arch=arch, launches=launches, modules=ran)
         attach_sources(result, {m.name: m for m in found})
     if objects:
         attach_code(result, objects)
@@ -128,10 +139,12 @@ def gap_report(
     return result
 
 
-def _trace_arch(inputs: Sequence[Input], result: GapResult) -> str | None:
-    """The GPU the traces ran on, where their headers name exactly one (several: none is picked, with a
-    warning, since per-target sources would then be chosen for one GPU of them)."""
-    found = {d.arch for h in inputs for d in readers.devices(h.path, fmt=h.format) if d.arch}
+def _trace_arch(inputs: Sequence[Input], result: GapResult, archs: set[str]) -> str | None:
+    """The GPU the traces ran on, where their headers (or, for formats read whole, their records: ``archs``)
+    name exactly one (several: none is picked, with a warning, since per-target sources would then be chosen
+    for one GPU of them)."""
+    found = {d.arch for h in inputs for d in readers.devices(h.path, fmt=h.format) if d.arch} | archs
+    found = {a.split(":", maxsplit=1)[0] for a in found}  # gfx942:sramecc+:xnack- is gfx942
     if len(found) > 1:
         result.warnings.append(f"sources not picked per GPU: the traces name {', '.join(sorted(found))}")
     return found.pop() if len(found) == 1 else None
@@ -157,16 +170,16 @@ def _gap(
     phase_by: str | None,
     options: GapOptions,
     progress: Progress | None,
-) -> tuple[GapResult, set[str]]:
-    """The table, and the Python modules the traces' frames show ran."""
+) -> tuple[GapResult, _Seen]:
+    """The table, and what the inputs said beside it."""
     inputs = open_all(paths, fmt=fmt)
     for h in inputs:  # sniffed (once) before reading anything: a bad path fails with no partial work shown
         _ = h.format
     group_by = options.group_by
     if window is None and phase_by is None and group_by != "variant":
         acc = GapAccumulator(options)
-        ran = _feed(acc, inputs, progress)
-        return acc.result(), ran
+        seen = _feed(acc, inputs, progress)
+        return acc.result(), seen
     table = by_variant if group_by == "variant" else gap  # a variant is in each launch's record, not its name
     profile = Profile.combine(list(_batches(inputs, progress, whole=True)))
     win = Window.parse(window) if window is not None else None
@@ -193,7 +206,9 @@ def _gap(
             r.phase = label
             parts.append(r)
         result.phases = sorted(parts, key=lambda r: -r.totals.kernel_time_us)
-    return result, set(profile.modules)
+    seen = _Seen()
+    seen.add(profile)
+    return result, seen
 
 
 def _per_iteration(result: GapResult, found: list[Steady]) -> None:

@@ -293,25 +293,25 @@ def _module(loc: KernelDefinition) -> tuple[str, str | None]:
     return ".".join(parts), None
 
 
-def _file_ran(loc: KernelDefinition, module: str) -> bool:
-    """Whether ``module`` (a dotted name a launch, the user or a trace's Python frame gives: installed
+def _file_ran(loc: KernelDefinition, modules: Iterable[str]) -> bool:
+    """Whether one of ``modules`` (dotted names a launch, the user or a trace's Python frames give: installed
     ``sglang.ops.x``, or a whole path's components when run from a checkout) is the definition's file."""
     own, _ = _module(loc)
-    dotted = PurePosixPath(loc.path).with_suffix("").as_posix().replace("/", ".")
-    return any(m == module or f".{m}".endswith(f".{module}") or module.endswith(f".{m}") for m in (own, dotted))
+    names = (own, PurePosixPath(loc.path).with_suffix("").as_posix().replace("/", "."))
+    return any(f".{m}".endswith(f".{module}") or module.endswith(f".{m}") for module in modules for m in names)
 
 
-def _package_ran(loc: KernelDefinition, module: str) -> bool:
-    """Whether ``module`` lies in the definition's top-level package (``sglang`` ran, so its copy may have)."""
+def _package_ran(loc: KernelDefinition, modules: Iterable[str]) -> bool:
+    """Whether one of ``modules`` lies in the definition's top-level package (``sglang`` ran: its copy may have)."""
     _, package = _module(loc)
-    return package is not None and f".{package}." in f".{module}."
+    return package is not None and any(f".{package}." in f".{module}." for module in modules)
 
 
 def _as_ran(top: list[KernelDefinition], modules: tuple[str, ...]) -> list[KernelDefinition]:
     """The definitions the workload's Python ran: in a file it ran, else in a package it ran; all when none
     fits. ``modules``: the trace's Python frames as modules, or what the user names (``--module sglang``)."""
     for ran in (_file_ran, _package_ran):
-        fit = [t for t in top if any(ran(t, m) for m in modules)]
+        fit = [t for t in top if ran(t, modules)]
         if fit:
             return fit
     return top
@@ -320,7 +320,7 @@ def _as_ran(top: list[KernelDefinition], modules: tuple[str, ...]) -> list[Kerne
 def _as_launched(top: list[KernelDefinition], launch: TritonLaunch, texts: Texts) -> list[KernelDefinition]:
     """The definitions a recorded launch fits: in the module that defined the kernel, and of those, the ones
     taking the launch's parameters in order; all when none fits."""
-    pool = [t for t in top if launch.module and _file_ran(t, launch.module)]
+    pool = [t for t in top if launch.module and _file_ran(t, [launch.module])]
     names = tuple(a.name for a in launch.args)
     fit = [t for t in pool or top if (d := texts[t]) is not None and _params(d[0]) == names]
     return fit or pool or top
