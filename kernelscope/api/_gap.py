@@ -97,7 +97,7 @@ def gap_report(
     repo: Sequence[str | Path] | None = None,
     index_db: Path | None = None,
     arch: str | None = None,
-    modules: Sequence[str] = (),
+    module: Sequence[str] | None = None,
     code: Sequence[str | Path] | None = None,
     progress: Progress | None = None,
 ) -> GapResult:
@@ -110,7 +110,7 @@ def gap_report(
     Benchmark and tuning bursts (``analyses/harness.py``) are set aside and listed unless ``include_harness``.
     ``code`` (code objects, Triton cache folders): each kernel row gets those that fit the variant it ran.
     ``arch`` (the GPU the trace ran on; default: the one its header names): picks among per-target source
-    definitions (``--find-sources``); ``modules`` (Python packages or modules the workload ran), with those
+    definitions (``--find-sources``); ``module`` (Python packages or modules the workload ran), with those
     the traces' Python frames show, pick among copies of a kernel in several projects.
     """
     if not paths:
@@ -129,7 +129,7 @@ def gap_report(
     if find_sources:
         names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
         arch = arch or _trace_arch(inputs, result, seen.archs)
-        ran = [*modules, *sorted(seen.modules)]
+        ran = [*(module or ()), *sorted(seen.modules)]
         found = locate_sources(names, repos=repo or (), db=index_db, arch=arch, launches=launches, modules=ran)
         attach_sources(result, {m.name: m for m in found})
     if objects:

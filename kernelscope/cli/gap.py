@@ -85,7 +85,7 @@ def gap(
             repo=repo,
             index_db=index_db,
             arch=arch,
-            modules=module or (),
+            module=module,
             code=code,
             progress=lambda src: bar.update(task, description=f"reading {Path(src).name}", advance=1),
         )
