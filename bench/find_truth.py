@@ -95,14 +95,15 @@ def main() -> None:
     shown = set(args.show.split(","))
     score("names alone", rows, Finder(index).find([r["name"] for r in rows]), shown)
     # the same names, each looked up with what its source records (one finder per context)
+    context = [context_of(r["source"], contexts) for r in rows]
     by_context: dict[tuple[str | None, tuple[str, ...]], list[int]] = defaultdict(list)
-    for i, r in enumerate(rows):
-        by_context[context_of(r["source"], contexts)].append(i)
+    for i, c in enumerate(context):
+        by_context[c].append(i)
     matches: dict[int, SourceMatch] = {}
     for (arch, modules), idx in by_context.items():
         found = Finder(index, arch=arch, modules=modules).find([rows[i]["name"] for i in idx])
         matches.update(zip(idx, found, strict=True))
-    with_context = sum(1 for arch, modules in (context_of(r["source"], contexts) for r in rows) if arch or modules)
+    with_context = sum(1 for arch, modules in context if arch or modules)
     title = f"names with their source's context ({with_context} of {len(rows)} names have some)"
     score(title, rows, [matches[i] for i in range(len(rows))], shown)
 

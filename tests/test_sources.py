@@ -456,16 +456,21 @@ def test_scopes_languages_and_namespace_macros_decide_before_any_score(tmp_path:
     assert cut.status == "not_found"
 
 
-def _index(tmp_path: Path, files: dict[str, str | bytes]) -> Finder:
-    """One index over the repositories ``files`` spells (``repo/path``: content)."""
+def _write(tmp_path: Path, files: dict[str, str | bytes]) -> list[Path]:
+    """Write the repositories ``files`` spells (``repo/path``: content); their roots."""
     roots = set()
     for rel, content in files.items():
         path = tmp_path / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content.encode() if isinstance(content, str) else content)
         roots.add(tmp_path / rel.split("/")[0])
+    return sorted(roots)
+
+
+def _index(tmp_path: Path, files: dict[str, str | bytes]) -> Finder:
+    """One index over the repositories ``files`` spells (``repo/path``: content)."""
     index = SourceIndex(tmp_path / "i.sqlite")
-    index.index(sorted(roots))
+    index.index(_write(tmp_path, files))
     return Finder(index)
 
 
@@ -798,13 +803,9 @@ def test_gap_find_sources_takes_the_copy_the_traces_python_ran(
         "vllm/vllm/attention/ops/triton_unified_attention.py": "in_ptr, out_ptr, seq_lens",
         "aiter/aiter/ops/triton/unified_attention.py": "in_ptr, out_ptr, block_tables",
     }
-    for rel, params in copies.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(_DRIFTED.format(name=kernel, params=params))
-    for package in ("sglang/python/sglang", "vllm/vllm", "aiter/aiter"):
-        (tmp_path / package / "__init__.py").touch()
-    repos = [tmp_path / r for r in ("sglang", "vllm", "aiter")]
+    files: dict[str, str | bytes] = {rel: _DRIFTED.format(name=kernel, params=p) for rel, p in copies.items()}
+    files |= {f"{package}/__init__.py": "" for package in ("sglang/python/sglang", "vllm/vllm", "aiter/aiter")}
+    repos = _write(tmp_path, files)
     got = gap_report([_KINETO / f"{trace}.json.gz"], find_sources=True, repo=repos, index_db=tmp_path / "i.sqlite")
     [row] = [r for r in got.kernels if r.name == kernel]
     assert row.source_status == "resolved" and row.source == want
