@@ -343,6 +343,13 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
         shutil.copytree(src, dst)
         out.setdefault("att", []).append(dst)
     put("memory", "v1.json", (TESTS / "memory" / "v1.json").read_bytes())
+    agents = work / "rocprof-agents" / "rmsnorm"  # a rocprofv3 run: the trace, and the agent file beside it
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "run_kernel_trace.csv").write_bytes(
+        _csv_head((DEMO / "mi350x" / "rmsnorm" / "discover_kernel_trace.csv").read_bytes(), 25)
+    )
+    shutil.copy(DEMO / "mi350x" / "rmsnorm" / "discover_agent_info.csv", agents / _AGENT_FILE)
+    out["rocprof-agents"] = [agents]
     ledger = work / "launch-ledger" / "h100_copies_a"
     shutil.copytree(TESTS / "launches" / "h100_copies_a", ledger)
     lines = (ledger / _LEDGER_FILE).read_bytes().splitlines(keepends=True)
@@ -426,6 +433,7 @@ def _att_file(rng: Random, files: list[str]) -> str:
 
 
 _LEDGER_FILE = "launches_rank0_pid518.jsonl"
+_AGENT_FILE = "run_agent_info.csv"
 
 
 def _ledger(path: Path) -> Any:
@@ -435,6 +443,15 @@ def _ledger(path: Path) -> Any:
     from kernelscope.readers import launch_ledger
 
     return launch_ledger.read(path / _LEDGER_FILE), api.gap_report([path])
+
+
+def _agents(path: Path) -> Any:
+    """A rocprofv3 run whose ``agent_info.csv`` is mutated: the reader, then gap over the run's folder, which
+    reads the agent file beside the trace for the GPUs (a bad one costs them, with a warning)."""
+    from kernelscope import api
+    from kernelscope.readers import rocprof_agents
+
+    return rocprof_agents.read(path / _AGENT_FILE), api.gap_report([path])
 
 
 def _memory(path: Path) -> Any:
@@ -472,6 +489,7 @@ TARGETS: list[Target] = [
     Target("codeobj-nvidia", "codeobj-nvidia", _isa, ("isa", "{}")),
     Target("att", "att", _att, ("att", "{}"), folder=_att_file),
     Target("launch-ledger", "launch-ledger", _ledger, ("gap", "{}"), folder=lambda rng, files: _LEDGER_FILE),
+    Target("rocprof-agent-info", "rocprof-agents", _agents, ("gap", "{}"), folder=lambda rng, files: _AGENT_FILE),
     Target("memory", "memory", _memory, ("memory", "show", "1", "--workspace", "{ws}"), memory=True),
 ]
 BY_NAME = {t.name: t for t in TARGETS}

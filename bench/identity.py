@@ -3,7 +3,9 @@
 Sets (``tests/data/names``): ``corpus.jsonl`` (the shared corpus), ``heldout.jsonl`` (collected and
 labeled separately from other public traces; used for one round of rule fixes, numbers before and
 after are in RESULTS.md), ``blind.jsonl`` when present (collected after the rules were frozen, never
-used to tune them). Throughput: all names of all sets, repeated to ``--names`` distinct strings
+used to tune them); then the fresh sets of issue 16 (``bench/data/identity_fresh_names*.jsonl``, each
+labelled independently; their first measurements, taken before any fix made for them, are in RESULTS.md,
+and this table shows them now). Throughput: all names of all sets, repeated to ``--names`` distinct strings
 (a numeric suffix keeps them distinct, so nothing is served from a cache), one ``classify`` call.
 Usage: ``python bench/identity.py [--names 20000] [--no-results]``.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from _common import ROOT, machine, publish
 from kernelscope.identity import classify
 
 SETS = ROOT / "tests" / "data" / "names"
+FRESH = ROOT / "bench" / "data"
 HEADING = "## Kernel identity: accuracy on labeled real names, throughput"
 FIELDS = ("kind", "category", "function", "dtype")
 
@@ -33,15 +37,23 @@ def score(path: Path) -> dict[str, float]:
     }
 
 
+def _set_number(path: Path) -> int:
+    """``identity_fresh_names_12`` is set 12; the first set has no number."""
+    m = re.search(r"_(\d+)$", path.stem)
+    return int(m[1]) if m else 1
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--names", type=int, default=20000)
     ap.add_argument("--no-results", action="store_true")
     ap.add_argument("--note", action="append", help="a line to record with the results")
     args = ap.parse_args()
-    sets = sorted(SETS.glob("*.jsonl"))
+    fresh = sorted(FRESH.glob("identity_fresh_names*.jsonl"), key=_set_number)
+    sets = [*sorted(SETS.glob("*.jsonl")), *fresh]
     scores = {p.name: score(p) for p in sets}
-    base = [json.loads(line)["name"] for p in sets for line in p.read_text().splitlines() if line.strip()]
+    # throughput on the tests/data/names sets only, as before the fresh sets joined, so runs compare
+    base = [json.loads(ln)["name"] for p in sorted(SETS.glob("*.jsonl")) for ln in p.read_text().splitlines() if ln]
     # distinct strings: a suffix on bare names, a different template argument count on C++ ones
     names = [
         f"{n}_{i}" if "<" not in n else n.replace("<", f"<{i}, ", 1)

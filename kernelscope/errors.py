@@ -61,9 +61,17 @@ class ToolFailedError(KernelscopeError):
     """An external program ran and failed."""
 
 
-class DroppedRecordsWarning(UserWarning):
-    """Records with impossible numbers (negative, non-finite or out-of-range times) were dropped and counted;
-    the CLI prints it as one ``kscope: warning:`` line."""
+class InputWarning(UserWarning):
+    """Input read in part, with what was left out said; the CLI prints it as one ``kscope: warning:`` line."""
+
+
+class DroppedRecordsWarning(InputWarning):
+    """Records with impossible numbers (negative, non-finite or out-of-range times) were dropped and counted."""
+
+
+class PartialInputWarning(InputWarning):
+    """A file beside the input, which the input does not need, could not be read (what it would have added is
+    missing: the GPUs of a rocprofv3 run)."""
 
 
 class Skip(Exception):

@@ -8,11 +8,12 @@ dialect must give rocprofv3's own kernel_stats.csv of the same run, read indepen
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import csv_rows
+from conftest import csv_rows, run_kscope
 from truth import assert_matches_rocprof_stats
 
 from kernelscope.data import demo_file
@@ -105,3 +106,37 @@ def test_bad_input(mangle: Callable[[str], str], tmp_path: Path) -> None:
     path.write_text(mangle(TRACE.read_text()))
     with pytest.raises(FormatError, match=r"kernel_trace\.csv"):
         read(path, fmt="rocprof-kernel-trace")
+
+
+def test_the_agent_info_beside_names_the_gpus(tmp_path: Path) -> None:
+    """rocprofv3's ``agent_info.csv`` beside the trace gives the run's GPUs (read here with the csv module, not
+    the reader): ISA, product and CUs per KFD node, the N of the trace's ``Agent N``. The trace and the stats
+    both carry them; each launch's device is one of them."""
+    run = demo_file("mi350x", "rmsnorm")
+    agents = [r for r in csv_rows(run / "discover_agent_info.csv") if r["Agent_Type"] == "GPU"]
+    want = {(int(r["Node_Id"]), r["Name"], r["Product_Name"], int(r["Cu_Count"])) for r in agents}
+    assert len(want) == 8 and {w[1] for w in want} == {"gfx950"}
+    for what in ("kernel_trace", "kernel_stats", "agent_info"):
+        (tmp_path / f"run_{what}.csv").write_bytes((run / f"discover_{what}.csv").read_bytes())
+    trace, stats = read(tmp_path / "run_kernel_trace.csv"), read(tmp_path / "run_kernel_stats.csv")
+    for prof in (trace, stats):
+        assert {(d.index, d.arch, d.name, d.compute_units) for d in prof.devices} == want
+    assert {launch.device for launch in trace.launches} <= {w[0] for w in want}
+
+
+def test_an_unreadable_agent_info_costs_the_gpus_not_the_trace(tmp_path: Path) -> None:
+    """The trace does not need the agent file: a damaged one gives one warning and no GPUs, and the launches
+    as without it."""
+    from kernelscope.errors import PartialInputWarning
+
+    (tmp_path / "run_kernel_trace.csv").write_bytes(TRACE.read_bytes())
+    (tmp_path / "run_agent_info.csv").write_bytes(b'"Node_Id","Agent_Type"\n2,"GPU"\n')  # no Name column
+    with pytest.warns(PartialInputWarning, match="GPUs not named: .*run_agent_info.csv"):
+        prof = read(tmp_path / "run_kernel_trace.csv")
+    assert prof.devices == [] and len(prof.launches) == len(read(TRACE).launches)
+    cli = run_kscope("gap", tmp_path / "run_kernel_trace.csv", "--json")
+    assert cli.returncode == 0 and json.loads(cli.stdout)["totals"]["launches"] == len(prof.launches)
+    assert [ln for ln in cli.stderr.splitlines() if "warning" in ln] == [
+        f"kscope: warning: GPUs not named: {tmp_path / 'run_agent_info.csv'}: not a rocprofv3 agent_info.csv "
+        "(Node_Id, Agent_Type, Name columns): no name column(s)"
+    ]

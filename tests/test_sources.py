@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import assert_one_error_line, run_kscope
 
+from kernelscope.data import demo_file
 from kernelscope.model.gap import KernelRow
 from kernelscope.sources.find import Finder
 from kernelscope.sources.index import SourceIndex, github_url
@@ -722,23 +723,44 @@ def test_gap_find_sources_picks_the_file_for_the_gpu_the_trace_names(tmp_path: P
     assert source("sm_80") == "r:k/decode_sm80.py:5"
 
 
-def test_gap_find_sources_takes_the_gpu_from_a_format_read_whole(tmp_path: Path) -> None:
-    """A rocpd database (rocprofv3 on an MI350X: its agent table says gfx950) has no header to peek at; the
-    GPU comes from the records as they are read, once: the gfx950 source of ``rmsnorm_kernel`` is picked."""
-    from kernelscope.api import gap_report
-
-    db = Path(__file__).parent / "data" / "rocpd" / "rmsnorm_results.db"
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
-        assert any("gfx950" in str(row) for row in con.execute("SELECT * FROM rocpd_info_agent"))
+def _per_target_norms(tmp_path: Path) -> Path:
+    """A checkout with two per-target copies of ``rmsnorm_kernel`` (other code each): only the GPU decides."""
     repo = tmp_path / "r"
     (repo / "k").mkdir(parents=True)
     for target, body in [("gfx950", "tl.store(Y, tl.load(X))"), ("gfx942", "x = tl.load(X) * 2\n    tl.store(Y, x)")]:
         (repo / "k" / f"norm_{target}.py").write_text(
             f"import triton\n\n\n@triton.jit\ndef rmsnorm_kernel(X, Y):\n    {body}\n"
         )
-    got = gap_report([db], find_sources=True, repo=[repo], index_db=tmp_path / "i.sqlite")
+    return repo
+
+
+def _norm_source(profile: Path, repo: Path, tmp_path: Path) -> str | None:
+    from kernelscope.api import gap_report
+
+    got = gap_report([profile], find_sources=True, repo=[repo], index_db=tmp_path / "i.sqlite")
     [row] = [r for r in got.kernels if r.name.startswith("rmsnorm_kernel")]
-    assert row.source == "r:k/norm_gfx950.py:5"
+    return row.source
+
+
+def test_gap_find_sources_takes_the_gpu_from_a_format_read_whole(tmp_path: Path) -> None:
+    """A rocpd database (rocprofv3 on an MI350X: its agent table says gfx950) has no header to peek at; the
+    GPU comes from the records as they are read, once: the gfx950 source of ``rmsnorm_kernel`` is picked."""
+    db = Path(__file__).parent / "data" / "rocpd" / "rmsnorm_results.db"
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        assert any("gfx950" in str(row) for row in con.execute("SELECT * FROM rocpd_info_agent"))
+    assert _norm_source(db, _per_target_norms(tmp_path), tmp_path) == "r:k/norm_gfx950.py:5"
+
+
+def test_gap_find_sources_takes_the_gpu_from_rocprofv3_agent_info(tmp_path: Path) -> None:
+    """rocprofv3's kernel_trace.csv names a GPU only as ``Agent N``; the ``agent_info.csv`` it wrote beside
+    (the real MI350X run bundled for the demo) says gfx950, so the gfx950 copy is picked with no ``--arch``.
+    Without the agent file nothing names the GPU and the two copies stay a tie."""
+    run = demo_file("mi350x", "rmsnorm")
+    repo = _per_target_norms(tmp_path)
+    shutil.copy(run / "discover_kernel_trace.csv", tmp_path / "run_kernel_trace.csv")
+    assert _norm_source(tmp_path / "run_kernel_trace.csv", repo, tmp_path) is None
+    shutil.copy(run / "discover_agent_info.csv", tmp_path / "run_agent_info.csv")
+    assert _norm_source(tmp_path / "run_kernel_trace.csv", repo, tmp_path) == "r:k/norm_gfx950.py:5"
 
 
 _KINETO = Path(__file__).parent / "data" / "kineto"

@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from kernelscope.errors import DroppedRecordsWarning, KernelscopeError, one_line
+from kernelscope.errors import InputWarning, KernelscopeError, one_line
 from kernelscope.presenters.base import Presenter, by_extension, render_json
 from kernelscope.readers import folder
 
@@ -42,8 +42,9 @@ _show_warning = warnings.showwarning
 
 
 def _warning_line(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-    """Dropped-record warnings as one ``kscope: warning:`` line on stderr; any other warning as Python shows it."""
-    if issubclass(category, DroppedRecordsWarning):
+    """Input warnings (dropped records, unreadable side files) as one ``kscope: warning:`` line on stderr; any
+    other warning as Python shows it."""
+    if issubclass(category, InputWarning):
         print(f"kscope: warning: {one_line(str(message))}", file=sys.stderr)
     else:
         _show_warning(message, category, *args, **kwargs)

@@ -159,6 +159,13 @@ def _category(kind: str, fields: dict[str, str], rules: RuleSet) -> tuple[str, s
     return rule.category or "other", rule.id
 
 
+def _context(text: str, library: str | None) -> str:
+    """The words of the signature, less the library's own name (fbgemm_gpu, thrust: it says nothing of the
+    operation)."""
+    drop = set(words(library).split()) if library else set()
+    return " ".join(w for w in words(text).split() if w not in drop)
+
+
 def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
     raw = name.strip()
     truncated = cxx.is_truncated(raw) or dm.repaired
@@ -184,8 +191,7 @@ def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
         "text": text,
         "words": words(function),
         "ns": words(*namespaces),
-        # the library's own name (fbgemm_gpu, thrust) says nothing of the operation
-        "context": " ".join(w for w in words(text).split() if not namespaces or w not in words(namespaces[0]).split()),
+        "context": _context(text, namespaces[0] if namespaces else None),
     }
     kind_rule = next(r for r in rules.kinds if r.applies(fields))
     kind = kind_rule.kind or "unknown"

@@ -19,6 +19,7 @@ from pathlib import Path
 from kernelscope.errors import FormatError
 from kernelscope.model import Dim3, KernelLaunch, Profile, numbers
 from kernelscope.model.records import blocks_from_items
+from kernelscope.readers import rocprof_agents
 from kernelscope.readers._csv import norm, rows, to_int
 
 FORMAT = "rocprof-kernel-trace"
@@ -82,7 +83,8 @@ def stream(path: Path, *, rank: int | None = None) -> Iterator[Profile]:
         raise FormatError(path, _EXPECTED, "an empty file")
     get = cols = _columns(header, path)
     names: dict[str, str] = {}
-    batch = Profile(sources=[str(path)], formats=[FORMAT])
+    # the first batch carries the GPUs of the agent_info.csv beside the trace, as a Kineto header's do
+    batch = Profile(sources=[str(path)], formats=[FORMAT], devices=rocprof_agents.devices_beside(path))
     src = str(path)
     width = len(header)
     dropped = 0

@@ -1,7 +1,8 @@
 """rocprofv3 ``kernel_stats.csv`` (``--stats``): per-kernel statistics rocprofv3 computed itself.
 
 Columns: Name, Calls, TotalDurationNs, AverageNs, Percentage, MinNs, MaxNs, StdDev (sample standard
-deviation, n-1). There is no timeline: the profile has ``timing="none"`` and only ``stats``.
+deviation, n-1). There is no timeline: the profile has ``timing="none"`` and only ``stats`` (and the GPUs of
+the ``agent_info.csv`` beside it).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from kernelscope.errors import FormatError
 from kernelscope.model import KernelStats, Profile, numbers
+from kernelscope.readers import rocprof_agents
 from kernelscope.readers._csv import norm, rows, to_float, to_int
 
 FORMAT = "rocprof-kernel-stats"
@@ -24,7 +26,7 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
     if not all(c in header for c in _REQUIRED):
         raise FormatError(path, _EXPECTED, f"columns {header[:8]}")
     col = {h: i for i, h in enumerate(header)}
-    out = Profile(sources=[str(path)], formats=[FORMAT], timing="none")
+    out = Profile(sources=[str(path)], formats=[FORMAT], timing="none", devices=rocprof_agents.devices_beside(path))
     dropped = 0
     for line, row in enumerate(it, start=2):
         if not row:
