@@ -351,6 +351,61 @@ def test_a_definition_in_another_namespace_is_a_near_miss_never_the_answer(tmp_p
     assert scatter.location is not None and scatter.location.path == "macro.cu"
 
 
+def test_a_kernel_in_an_unnamed_namespace_prints_it(tmp_path: Path) -> None:
+    """find_labelled_2 (independent labels): DeepSeek's ``dpsk::…::fp8_dptp128c_acc::GemmKernel`` was left
+    ``ambiguous`` against vLLM's ``GemmKernel`` in an anonymous namespace of a header, since a header's outer
+    scopes may come from where it is included. But a kernel in an unnamed namespace prints it (c++filt
+    ``(anonymous namespace)``, nsys ``<unnamed>``, mangled ``_GLOBAL__N_``) wherever it is included: a name
+    without one is not it. With the scope printed, the definition still resolves."""
+    finder = _index(
+        tmp_path,
+        {
+            "r/grouped_mm_c3x.cuh": "namespace {\nstruct GemmKernel { int x; };\n}\n",
+            "r/reduce.cu": "namespace ops {\nnamespace {\n__global__ void sum_kernel(float* x) {}\n}\n}\n",
+        },
+    )
+    dpsk, printed, nsys, plain = finder.find(
+        [
+            "void cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel>"
+            "(dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel::Params)",
+            "void ops::(anonymous namespace)::sum_kernel(float*)",
+            "ops::<unnamed>::sum_kernel(float *)",
+            "void ops::sum_kernel(float*)",
+        ]
+    )
+    assert dpsk.status == "not_found" and "in an anonymous namespace, the name has none" in dpsk.reason
+    assert printed.status == nsys.status == "resolved"
+    assert printed.location is not None and printed.location.path == "reduce.cu"
+    assert plain.status == "not_found" and "reduce.cu" in plain.reason
+
+
+def test_flydsl_kernels_are_indexed_by_the_name_they_print(tmp_path: Path) -> None:
+    """find_labelled_2: aiter's FlyDSL ``pa_mqa_logits_fp4_kernel`` (rocprofv3 on an MI350X printed
+    ``pa_mqa_logits_fp4_kernel_0``) was not found: ``@flyc.kernel`` functions were not indexed. A literal
+    ``name=`` renames the kernel; a computed one leaves nothing to index; ``@flyc.jit`` is the host launcher."""
+    finder = _index(
+        tmp_path,
+        {
+            "aiter/ops/flydsl/mqa.py": (
+                "import flydsl.compiler as flyc\n\n\ndef build():\n"
+                "    @flyc.kernel\n    def pa_mqa_logits_fp4_kernel(out, q):\n        pass\n\n"
+                "    @flyc.kernel(known_block_size=[256, 1, 1])\n    def moe_sort(x):\n        pass\n\n"
+                '    @flyc.kernel(name="mxfp4_scale_sort")\n    def _body(x):\n        pass\n\n'
+                "    @flyc.kernel(name=module_name)\n    def moe_gemm2(x):\n        pass\n\n"
+                "    @flyc.jit\n    def launch(x):\n        pa_mqa_logits_fp4_kernel(x)\n"
+            )
+        },
+    )
+    got = finder.find(["pa_mqa_logits_fp4_kernel_0", "moe_sort_0", "mxfp4_scale_sort_0", "moe_gemm2_0", "launch"])
+    assert [(m.status, m.location.line if m.location else None) for m in got] == [
+        ("resolved", 6),
+        ("resolved", 10),
+        ("resolved", 14),
+        ("not_found", None),
+        ("not_found", None),
+    ]
+
+
 def test_template_arity_must_agree_with_the_name(tmp_path: Path) -> None:
     """Issue 16: a definition with another number of template parameters than the name gives the function
     is not that kernel (mangled names spell every argument, defaults included); a pack takes any number."""

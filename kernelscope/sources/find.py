@@ -45,7 +45,7 @@ REPO_HINTS = {
     "comm": ("nccl", "rccl"),
     "cub": ("cccl", "cub", "rocprim", "hipcub"),
 }
-_PY_DEFS = {"triton": 4.0, "cute": 3.0, "op": 1.0}
+_PY_DEFS = {"triton": 4.0, "flydsl": 4.0, "cute": 3.0, "op": 1.0}
 _CXX_DEFS = {"global": 4.0, "macro": 4.0, "struct": 3.0, "function": 2.0, "asm": 1.0}
 _ROCM_PATH = re.compile(r"rocm|amd|(?:^|[/_.])hip(?:$|[/_.])")
 _NOT_PRODUCT = TEST_DIRS | {"benchmark", "benchmarks", "bench", "example", "examples", "tutorials", "docs"}
@@ -96,11 +96,18 @@ def _visible(namespace: str, values: dict[str, str | None]) -> tuple[list[str], 
     return _scope_list("::".join(parts[macro + 1 :])), macro >= 0
 
 
+# how demanglers and profilers print an unnamed namespace: c++filt, nsys, the Itanium mangling
+_ANONYMOUS = re.compile(r"\(anonymous namespace\)|<unnamed>|_GLOBAL__N_")
+
+
 def _namespace_problem(ident: KernelIdentity, namespace: str, values: dict[str, str | None]) -> str | None:
     """Why a definition cannot be the named kernel by its namespace (None: it can). The name's scope is
     complete; the scanner's can lack outer scopes only (opened by a macro): the definition's visible scopes
     must end the name's. ``vllm::moe::topk`` is not ``vllm::topk``, ``flashinfer::topk`` nor
     ``sglang::vllm::moe::topk``; a C++ name without a namespace is not ``sglang::topk``."""
+    if "(anonymous)" in namespace.split("::") and not _ANONYMOUS.search(ident.demangled or ident.name):
+        # a kernel in an unnamed namespace prints it (whatever namespace includes the header around it)
+        return "in an anonymous namespace, the name has none"
     want = _scope_list(ident.namespace)
     have, _ = _visible(namespace, values)
     if not have or (not want and not _cxx_signature(ident)):
@@ -118,7 +125,7 @@ def _partly(ident: KernelIdentity, namespace: str, values: dict[str, str | None]
     return not macro and len(have) < len(want)
 
 
-_PYTHON_KINDS = {"triton", "cute", "op"}
+_PYTHON_KINDS = {"triton", "flydsl", "cute", "op"}
 # a CuTe DSL kernel's generated name: its module's dotted path without the dots, then its class
 _CUTE_DSL = re.compile(r"^kernel_cutlass_kernel_(\w+?)_object_at_")
 

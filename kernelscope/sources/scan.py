@@ -6,6 +6,8 @@ re-checked against the file when a name is looked up.
 
 Definitions (``Definition.kind``):
   triton    ``@triton.jit`` / ``@jit`` / ``@triton.autotune`` / ``@triton.heuristics`` / ``@gluon.jit`` functions
+  flydsl    ``@flyc.kernel`` functions (FlyDSL, AMD's Python kernel DSL: a profiler prints ``<name>_0``); with
+            ``name="…"`` the string is the kernel's name, with a computed ``name=`` it is not indexed
   cute      classes of CuTe-DSL kernels (``import cutlass.cute``): FlashAttention 4 and friends
   global    CUDA/HIP ``__global__`` functions (and templates)
   macro     kernels stamped out by a ``#define`` whose body declares a ``__global__`` (FlashAttention 2)
@@ -67,6 +69,9 @@ def is_test_path(path: str) -> bool:
 _PY_DECOR = re.compile(
     r"^[ \t]*@(?:triton\.|tl\.|gluon\.)?(?:jit|autotune|heuristics)\b|^[ \t]*@(?:\w+\.)?compile_ops\b", re.M
 )
+# FlyDSL (``import flydsl.compiler as flyc``): the decorator's arguments, to see a ``name=`` that renames the kernel
+_FLYDSL_DECOR = re.compile(r"^[ \t]*@(?:flyc|flydsl(?:\.compiler)?)\.kernel\b(?:[ \t]*\((?P<args>[^)]*)\))?", re.M)
+_FLYDSL_NAME = re.compile(r"\bname[ \t]*=[ \t]*(?:(?P<q>[\"'])(?P<lit>\w+)(?P=q))?")
 _PY_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 _PY_CLASS = re.compile(r"^[ \t]*class[ \t]+(\w+)\b", re.M)
 _PY_TEST = re.compile(r"^([ \t]*)(?:async[ \t]+)?(?:def[ \t]+(test\w*)|class[ \t]+(Test\w*))", re.M)
@@ -100,6 +105,15 @@ def python_definitions(text: str) -> list[Definition]:
                 continue
             kind = "op" if "compile_ops" in m.group(0) else "triton"
             defs.append(Definition(d.group(1), _line_of(starts, d.start(1)), kind))
+    if "kernel" in text and "fly" in text:
+        starts = _line_starts(text)
+        for m in _FLYDSL_DECOR.finditer(text):
+            d = _PY_DEF.search(text, m.end())
+            named = _FLYDSL_NAME.search(m.group("args") or "")
+            if d is None or (named is not None and named.group("lit") is None):
+                continue  # a computed name: the def's name is not what the profiler prints
+            symbol = named.group("lit") if named is not None else d.group(1)
+            defs.append(Definition(symbol, _line_of(starts, d.start(1)), "flydsl"))
     if "cute" in text and re.search(r"^\s*(?:import|from)\s+cutlass", text, re.M):
         starts = _line_starts(text)
         defs.extend(Definition(m.group(1), _line_of(starts, m.start(1)), "cute") for m in _PY_CLASS.finditer(text))
