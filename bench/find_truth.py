@@ -20,7 +20,7 @@ what the source states: "H100", "an SGLang pull request"), as ``kscope gap --fin
 a trace or ``--arch``/``--module`` from the user. A source without such a line is looked up by name alone.
 
 A second label set made the same way, ``find_labelled_2.jsonl`` with ``find_labelled_2.context.jsonl`` (the
-names of the identity sets 11–13), is scored with ``--labels`` and ``--context``.
+names of the identity sets 11-13), is scored with ``--labels`` and ``--context``.
 
 Usage: ``python bench/find_truth.py --repos /work/repos/* [--labels F --context F] [--db FILE]
 [--show wrong,missed,ambiguous]``.

@@ -406,6 +406,24 @@ def test_flydsl_kernels_are_indexed_by_the_name_they_print(tmp_path: Path) -> No
     ]
 
 
+def test_helion_kernels_are_indexed_by_the_device_function_they_generate(tmp_path: Path) -> None:
+    """Helion lowers ``@helion.kernel def matmul`` to the Triton function ``_helion_matmul`` (pytorch/helion's
+    ``generate_ast.py``: ``DeviceFunction(f"_helion_{func.name}")``), which is what a profiler prints."""
+    finder = _index(
+        tmp_path,
+        {
+            "h/examples/matmul.py": (
+                "import helion\n\n\n@helion.kernel(\n    static_shapes=True,\n)\n"
+                "def matmul(x, y):\n    return x @ y\n\n\ndef check():\n    matmul(1, 2)\n"
+            )
+        },
+    )
+    found, bare = finder.find(["_helion_matmul", "matmul"])
+    assert found.status == "resolved" and found.location is not None
+    assert (found.location.path, found.location.line) == ("examples/matmul.py", 7)
+    assert bare.status == "not_found"
+
+
 def test_template_arity_must_agree_with_the_name(tmp_path: Path) -> None:
     """Issue 16: a definition with another number of template parameters than the name gives the function
     is not that kernel (mangled names spell every argument, defaults included); a pack takes any number."""

@@ -45,7 +45,7 @@ REPO_HINTS = {
     "comm": ("nccl", "rccl"),
     "cub": ("cccl", "cub", "rocprim", "hipcub"),
 }
-_PY_DEFS = {"triton": 4.0, "flydsl": 4.0, "cute": 3.0, "op": 1.0}
+_PY_DEFS = {"triton": 4.0, "flydsl": 4.0, "helion": 4.0, "cute": 3.0, "op": 1.0}
 _CXX_DEFS = {"global": 4.0, "macro": 4.0, "struct": 3.0, "function": 2.0, "asm": 1.0}
 _ROCM_PATH = re.compile(r"rocm|amd|(?:^|[/_.])hip(?:$|[/_.])")
 _NOT_PRODUCT = TEST_DIRS | {"benchmark", "benchmarks", "bench", "example", "examples", "tutorials", "docs"}
@@ -125,7 +125,7 @@ def _partly(ident: KernelIdentity, namespace: str, values: dict[str, str | None]
     return not macro and len(have) < len(want)
 
 
-_PYTHON_KINDS = {"triton", "flydsl", "cute", "op"}
+_PYTHON_KINDS = {"triton", "flydsl", "helion", "cute", "op"}
 # a CuTe DSL kernel's generated name: its module's dotted path without the dots, then its class
 _CUTE_DSL = re.compile(r"^kernel_cutlass_kernel_(\w+?)_object_at_")
 

@@ -23,7 +23,7 @@ from kernelscope.cache import cache_path
 from kernelscope.errors import InputError
 from kernelscope.sources import scan
 
-SCHEMA_VERSION = 4  # 2: defs carry template arity; 3: namespace-opening macros in namespaces; 4: FlyDSL kernels
+SCHEMA_VERSION = 4  # 2: defs carry template arity; 3: namespace-opening macros; 4: FlyDSL and Helion kernels
 MAX_FILE_BYTES = 8 << 20  # larger sources are generated tables, not kernels
 _SKIP_DIRS = {".git", "node_modules", "build", "dist", "__pycache__", ".venv", "third_party", "3rdparty"}
 _STOP = frozenset(

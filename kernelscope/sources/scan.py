@@ -8,6 +8,7 @@ Definitions (``Definition.kind``):
   triton    ``@triton.jit`` / ``@jit`` / ``@triton.autotune`` / ``@triton.heuristics`` / ``@gluon.jit`` functions
   flydsl    ``@flyc.kernel`` functions (FlyDSL, AMD's Python kernel DSL: a profiler prints ``<name>_0``); with
             ``name="…"`` the string is the kernel's name, with a computed ``name=`` it is not indexed
+  helion    ``@helion.kernel`` functions, indexed as the device function Helion generates: ``_helion_<name>``
   cute      classes of CuTe-DSL kernels (``import cutlass.cute``): FlashAttention 4 and friends
   global    CUDA/HIP ``__global__`` functions (and templates)
   macro     kernels stamped out by a ``#define`` whose body declares a ``__global__`` (FlashAttention 2)
@@ -72,6 +73,8 @@ _PY_DECOR = re.compile(
 # FlyDSL (``import flydsl.compiler as flyc``): the decorator's arguments, to see a ``name=`` that renames the kernel
 _FLYDSL_DECOR = re.compile(r"^[ \t]*@(?:flyc|flydsl(?:\.compiler)?)\.kernel\b(?:[ \t]*\((?P<args>[^)]*)\))?", re.M)
 _FLYDSL_NAME = re.compile(r"\bname[ \t]*=[ \t]*(?:(?P<q>[\"'])(?P<lit>\w+)(?P=q))?")
+# Helion (pytorch/helion) lowers ``@helion.kernel def f`` to a Triton (or CuTe) device function ``_helion_f``
+_HELION_DECOR = re.compile(r"^[ \t]*@helion\.kernel\b", re.M)
 _PY_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 _PY_CLASS = re.compile(r"^[ \t]*class[ \t]+(\w+)\b", re.M)
 _PY_TEST = re.compile(r"^([ \t]*)(?:async[ \t]+)?(?:def[ \t]+(test\w*)|class[ \t]+(Test\w*))", re.M)
@@ -114,6 +117,12 @@ def python_definitions(text: str) -> list[Definition]:
                 continue  # a computed name: the def's name is not what the profiler prints
             symbol = named.group("lit") if named is not None else d.group(1)
             defs.append(Definition(symbol, _line_of(starts, d.start(1)), "flydsl"))
+    if "helion" in text:
+        starts = _line_starts(text)
+        for m in _HELION_DECOR.finditer(text):
+            d = _PY_DEF.search(text, m.end())
+            if d is not None:
+                defs.append(Definition(f"_helion_{d.group(1)}", _line_of(starts, d.start(1)), "helion"))
     if "cute" in text and re.search(r"^\s*(?:import|from)\s+cutlass", text, re.M):
         starts = _line_starts(text)
         defs.extend(Definition(m.group(1), _line_of(starts, m.start(1)), "cute") for m in _PY_CLASS.finditer(text))
