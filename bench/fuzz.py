@@ -563,7 +563,9 @@ _TIME_NAME = re.compile(r"time|dur|_ns(_|$)|_us(_|$)|_ms(_|$)|^ts$|(^|_)(start|e
 
 
 def suspicious(result: Any, limit: int = 200_000) -> str | None:
-    """``path=value`` of the first negative or non-finite number under a time-like name, else None."""
+    """``path=value`` of the first negative or non-finite number under a time-like name, else None. A profile's
+    ``metadata`` (the input's own header fields, e.g. Kineto's ``baseTimeNanoseconds``, passed through verbatim
+    and never computed with) is not walked."""
     import msgspec
     import numpy as np
 
@@ -607,7 +609,7 @@ def suspicious(result: Any, limit: int = 200_000) -> str | None:
             items = [(k, getattr(obj, k, None)) for k in obj.__slots__ if not k.startswith("_")]
         else:
             continue
-        stack.extend((f"{where}.{k}", v, bool(_TIME_NAME.search(k))) for k, v in items)
+        stack.extend((f"{where}.{k}", v, bool(_TIME_NAME.search(k))) for k, v in items if k != "metadata")
     return None
 
 
