@@ -906,3 +906,27 @@ def test_gap_find_sources_takes_the_copy_the_traces_python_ran(
     assert row.source_status == "resolved" and row.source == want
     (alone,) = locate_sources([kernel], repos=repos, db=tmp_path / "i.sqlite")  # the name alone cannot tell
     assert alone.status == "ambiguous" and len(alone.candidates) == 4
+
+
+def test_a_namespace_package_that_ran_picks_its_copy(tmp_path: Path) -> None:
+    """PEP 420 packages have no ``__init__.py`` to say where the import path starts: a module that is a file
+    under a folder of a definition's path, named by that folder (``alpha.models.llama``:
+    ``python/alpha/models/llama.py``), says that package ran; one component (``--module beta``) names a folder.
+    ``ops.unrelated`` names a folder but no file under it: not a package that ran."""
+    from kernelscope.api import locate_sources
+
+    files: dict[str, str | bytes] = {
+        "proj_a/python/alpha/ops/decode.py": _DRIFTED.format(name="_decode_stage2", params="mid, out, lse"),
+        "proj_b/src/beta/ops/decode.py": _DRIFTED.format(name="_decode_stage2", params="mid, out, seq"),
+        "proj_a/python/alpha/models/llama.py": "import torch\n",
+    }
+    repos = _write(tmp_path, files)
+
+    def pick(*modules: str) -> str | None:
+        (m,) = locate_sources(["_decode_stage2"], repos=repos, db=tmp_path / "i.sqlite", modules=modules)
+        return f"{Path(m.location.root).name}:{m.location.path}" if m.status == "resolved" and m.location else None
+
+    assert pick() is None  # the name alone: two copies
+    assert pick("alpha.models.llama", "torch.nn.modules.module") == "proj_a:python/alpha/ops/decode.py"
+    assert pick("beta") == "proj_b:src/beta/ops/decode.py"
+    assert pick("ops.unrelated") is None  # one shared folder name is not a package that ran

@@ -309,9 +309,24 @@ def _file_ran(loc: KernelDefinition, modules: Iterable[str]) -> bool:
 
 
 def _package_ran(loc: KernelDefinition, modules: Iterable[str]) -> bool:
-    """Whether one of ``modules`` lies in the definition's top-level package (``sglang`` ran: its copy may have)."""
+    """Whether one of ``modules`` lies in the definition's top-level package (``sglang`` ran: its copy may have).
+    A namespace package (PEP 420) has no ``__init__.py`` to say where it starts: a folder of the definition's
+    path is the package a module ran from when the module's first component names it and the rest is a file or
+    folder under it in this checkout (``alpha.models.llama``: ``python/alpha/models/llama.py``); the
+    ``triton`` of ``ops/triton/`` is not the package ``triton.runtime.jit`` ran from."""
     _, package = _module(loc)
-    return package is not None and any(f".{package}." in f".{module}." for module in modules)
+    if package is not None:
+        return any(f".{package}." in f".{module}." for module in modules)
+    folders = PurePosixPath(loc.path).parts[:-1]
+    for module in modules:
+        head, *rest = module.split(".")
+        for i, folder in enumerate(folders):
+            if folder != head:
+                continue
+            under = Path(loc.root, *folders[: i + 1], *rest)
+            if not rest or under.is_dir() or under.with_suffix(".py").is_file():
+                return True
+    return False
 
 
 def _as_ran(top: list[KernelDefinition], modules: tuple[str, ...]) -> list[KernelDefinition]:
