@@ -6,6 +6,11 @@ these instead of parsing messages.
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 # C0, DEL and C1 (0x9b is a one-byte CSI to some terminals): nothing a name holds can move the cursor,
 # clear the screen, set a title or start a fake line
 _CONTROL = {c: f"\\x{c:02x}" for c in [*range(32), 127, *range(0x80, 0xA0)]} | {10: "\\n", 13: "\\r", 9: "\\t"}
@@ -72,6 +77,30 @@ class DroppedRecordsWarning(InputWarning):
 class PartialInputWarning(InputWarning):
     """A file beside the input, which the input does not need, could not be read (what it would have added is
     missing: the GPUs of a rocprofv3 run)."""
+
+
+_partial: ContextVar[list[str] | None] = ContextVar("kscope_partial_input", default=None)
+
+
+def partial_input(message: str) -> None:
+    """Part of an input could not be read: into the warnings of the result being built (``noting_partial``,
+    so ``--json`` carries it), else out as a ``PartialInputWarning``."""
+    box = _partial.get()
+    if box is None:
+        warnings.warn(PartialInputWarning(message), stacklevel=3)
+    elif message not in box:
+        box.append(message)
+
+
+@contextmanager
+def noting_partial() -> Iterator[list[str]]:
+    """Inside: ``partial_input`` messages are gathered in the yielded list (once each) instead of warned."""
+    box: list[str] = []
+    token = _partial.set(box)
+    try:
+        yield box
+    finally:
+        _partial.reset(token)
 
 
 class Skip(Exception):

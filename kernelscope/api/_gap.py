@@ -15,7 +15,7 @@ from kernelscope.analyses.steady import select as steady_select
 from kernelscope.analyses.variants import attach_code, attach_launches, by_variant
 from kernelscope.analyses.window import Window, apart, phases, select
 from kernelscope.api._names import locate_sources
-from kernelscope.errors import InputError
+from kernelscope.errors import InputError, noting_partial
 from kernelscope.inputs import Input, open_all
 from kernelscope.inputs import open as open_input
 from kernelscope.model import Profile, numbers
@@ -119,19 +119,21 @@ def gap_report(
     inputs = open_all(paths, fmt=fmt)
     if find_sources and group_by not in ("name", "function", "variant"):
         raise InputError("--find-sources needs --group-by name, function or variant (rows must be kernels)")
-    with numbers.tally_dropped() as dropped:
-        options = GapOptions(
-            include_memory=include_memory, group_by=group_by, per_rank=per_rank, include_harness=include_harness
-        )
-        result, seen = _gap(inputs, fmt, window, phase_by, options, progress)
-    result.totals.dropped_records = dropped[0]
-    launches = _ledgers(result, inputs) if find_sources or group_by in ("name", "variant") else []
-    if find_sources:
-        names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
-        arch = arch or _trace_arch(inputs, result, seen.archs)
-        ran = [*(module or ()), *sorted(seen.modules)]
-        found = locate_sources(names, repos=repo or (), db=index_db, arch=arch, launches=launches, modules=ran)
-        attach_sources(result, {m.name: m for m in found})
+    with noting_partial() as partial:  # files beside the inputs that could not be read: the result says so
+        with numbers.tally_dropped() as dropped:
+            options = GapOptions(
+                include_memory=include_memory, group_by=group_by, per_rank=per_rank, include_harness=include_harness
+            )
+            result, seen = _gap(inputs, fmt, window, phase_by, options, progress)
+        result.totals.dropped_records = dropped[0]
+        launches = _ledgers(result, inputs) if find_sources or group_by in ("name", "variant") else []
+        if find_sources:
+            names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
+            arch = arch or _trace_arch(inputs, result, seen.archs)
+            ran = [*(module or ()), *sorted(seen.modules)]
+            found = locate_sources(names, repos=repo or (), db=index_db, arch=arch, launches=launches, modules=ran)
+            attach_sources(result, {m.name: m for m in found})
+    result.warnings.extend(partial)
     if objects:
         attach_code(result, objects)
     if launches and group_by in ("name", "variant"):

@@ -9,10 +9,9 @@ One row per HSA agent, CPUs included; a GPU row names its ISA (``Name``: ``gfx95
 from __future__ import annotations
 
 import re
-import warnings
 from pathlib import Path
 
-from kernelscope.errors import InputError, PartialInputWarning
+from kernelscope.errors import InputError, partial_input
 from kernelscope.model import DeviceInfo
 from kernelscope.readers._csv import norm, rows, to_int
 
@@ -59,13 +58,13 @@ def read(path: Path) -> list[DeviceInfo]:
 
 
 def devices_beside(trace: Path) -> list[DeviceInfo]:
-    """The GPUs named beside ``trace``; ``[]`` where there is no agent file, and with one warning line where it
-    cannot be read (the trace itself does not need it)."""
+    """The GPUs named beside ``trace``; ``[]`` where there is no agent file, and with a warning where it cannot
+    be read (the trace itself does not need it)."""
     sibling = beside(trace)
     if sibling is None:
         return []
     try:
         return read(sibling)
     except InputError as exc:
-        warnings.warn(PartialInputWarning(f"GPUs not named: {exc}"), stacklevel=2)
+        partial_input(f"GPUs not named: {exc}")
         return []
