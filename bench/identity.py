@@ -5,7 +5,8 @@ labeled separately from other public traces; used for one round of rule fixes, n
 after are in RESULTS.md), ``blind.jsonl`` when present (collected after the rules were frozen, never
 used to tune them); then the fresh sets of issue 16 (``bench/data/identity_fresh_names*.jsonl``, each
 labelled independently; their first measurements, taken before any fix made for them, are in RESULTS.md,
-and this table shows them now). Throughput: all names of all sets, repeated to ``--names`` distinct strings
+and this table shows them now). Throughput: all names of the ``tests/data/names`` sets (as before the fresh
+sets joined, so runs compare), repeated to ``--names`` distinct strings
 (a numeric suffix keeps them distinct, so nothing is served from a cache), one ``classify`` call.
 Usage: ``python bench/identity.py [--names 20000] [--no-results]``.
 """
@@ -49,11 +50,10 @@ def main() -> None:
     ap.add_argument("--no-results", action="store_true")
     ap.add_argument("--note", action="append", help="a line to record with the results")
     args = ap.parse_args()
-    fresh = sorted(FRESH.glob("identity_fresh_names*.jsonl"), key=_set_number)
-    sets = [*sorted(SETS.glob("*.jsonl")), *fresh]
+    named = sorted(SETS.glob("*.jsonl"))
+    sets = [*named, *sorted(FRESH.glob("identity_fresh_names*.jsonl"), key=_set_number)]
     scores = {p.name: score(p) for p in sets}
-    # throughput on the tests/data/names sets only, as before the fresh sets joined, so runs compare
-    base = [json.loads(ln)["name"] for p in sorted(SETS.glob("*.jsonl")) for ln in p.read_text().splitlines() if ln]
+    base = [json.loads(ln)["name"] for p in named for ln in p.read_text().splitlines() if ln]
     # distinct strings: a suffix on bare names, a different template argument count on C++ ones
     names = [
         f"{n}_{i}" if "<" not in n else n.replace("<", f"<{i}, ", 1)

@@ -88,13 +88,13 @@ def partial_input(message: str) -> None:
     box = _partial.get()
     if box is None:
         warnings.warn(PartialInputWarning(message), stacklevel=3)
-    elif message not in box:
+    else:
         box.append(message)
 
 
 @contextmanager
 def noting_partial() -> Iterator[list[str]]:
-    """Inside: ``partial_input`` messages are gathered in the yielded list (once each) instead of warned."""
+    """Inside: ``partial_input`` messages are gathered in the yielded list instead of warned."""
     box: list[str] = []
     token = _partial.set(box)
     try:

@@ -134,7 +134,7 @@ def test_an_unreadable_agent_info_costs_the_gpus_not_the_trace(tmp_path: Path) -
     with pytest.warns(PartialInputWarning, match="GPUs not named: .*run_agent_info.csv"):
         prof = read(tmp_path / "run_kernel_trace.csv")
     assert prof.devices == [] and len(prof.launches) == len(read(TRACE).launches)
-    # gap's result says so (its --json too), once, though --find-sources reads the agent file twice
+    # gap's result says so (its --json too), once: --find-sources takes the GPUs from the read, not a second one
     said = (
         f"GPUs not named: {tmp_path / 'run_agent_info.csv'}: not a rocprofv3 agent_info.csv "
         "(Node_Id, Agent_Type, Name columns): no name column(s)"

@@ -52,10 +52,12 @@ def _batches(inputs: Sequence[Input], progress: Progress | None, *, whole: bool 
 @dataclass
 class _Seen:
     """What the inputs say beside their kernels, gathered as they are read: the Python modules their frames
-    show ran (``Profile.modules``) and the GPUs the records name (formats read whole have no header to peek)."""
+    show ran (``Profile.modules``) and the GPUs the records name (formats read whole have no header to peek),
+    and which inputs were read as records (their GPUs are known: no header to peek again)."""
 
     modules: set[str] = field(default_factory=set)
     archs: set[str] = field(default_factory=set)
+    as_records: set[int] = field(default_factory=set)
 
     def add(self, profile: Profile) -> None:
         self.modules.update(profile.modules)
@@ -73,6 +75,7 @@ def _feed(acc: GapAccumulator, inputs: Sequence[Input], progress: Progress | Non
             for batch in _batches([h], progress):
                 seen.add(batch)
                 acc.add(_with_rank(batch, i) if len(inputs) > 1 else batch)
+            seen.as_records.add(i)
             continue
         for cols in columns:
             if progress:
@@ -129,7 +132,7 @@ def gap_report(
         launches = _ledgers(result, inputs) if find_sources or group_by in ("name", "variant") else []
         if find_sources:
             names = list(dict.fromkeys(r.name for part in [result, *result.phases] for r in part.kernels))
-            arch = arch or _trace_arch(inputs, result, seen.archs)
+            arch = arch or _trace_arch(inputs, result, seen)
             ran = [*(module or ()), *sorted(seen.modules)]
             found = locate_sources(names, repos=repo or (), db=index_db, arch=arch, launches=launches, modules=ran)
             attach_sources(result, {m.name: m for m in found})
@@ -141,11 +144,12 @@ def gap_report(
     return result
 
 
-def _trace_arch(inputs: Sequence[Input], result: GapResult, archs: set[str]) -> str | None:
-    """The GPU the traces ran on, where their headers (or, for formats read whole, their records: ``archs``)
+def _trace_arch(inputs: Sequence[Input], result: GapResult, seen: _Seen) -> str | None:
+    """The GPU the traces ran on, where their records (``seen``) or, for those read as columns, their headers
     name exactly one (several: none is picked, with a warning, since per-target sources would then be chosen
     for one GPU of them)."""
-    found = {d.arch for h in inputs for d in readers.devices(h.path, fmt=h.format) if d.arch} | archs
+    peeked = (readers.devices(h.path, fmt=h.format) for i, h in enumerate(inputs) if i not in seen.as_records)
+    found = {d.arch for devices in peeked for d in devices if d.arch} | seen.archs
     found = {a.split(":", maxsplit=1)[0] for a in found}  # gfx942:sramecc+:xnack- is gfx942
     if len(found) > 1:
         result.warnings.append(f"sources not picked per GPU: the traces name {', '.join(sorted(found))}")
@@ -208,7 +212,7 @@ def _gap(
             r.phase = label
             parts.append(r)
         result.phases = sorted(parts, key=lambda r: -r.totals.kernel_time_us)
-    seen = _Seen()
+    seen = _Seen(as_records=set(range(len(inputs))))
     seen.add(profile)
     return result, seen
 

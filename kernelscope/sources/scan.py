@@ -21,6 +21,7 @@ Definitions (``Definition.kind``):
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -98,34 +99,31 @@ def _line_of(starts: list[int], offset: int) -> int:
     return lo + 1
 
 
+def _decorated(text: str, decorator: re.Pattern[str]) -> Iterator[tuple[re.Match[str], re.Match[str]]]:
+    """Each match of ``decorator`` with the ``def`` it decorates."""
+    for m in decorator.finditer(text):
+        if (d := _PY_DEF.search(text, m.end())) is not None:
+            yield m, d
+
+
 def python_definitions(text: str) -> list[Definition]:
-    defs: list[Definition] = []
+    found: list[tuple[str, int, str]] = []  # (symbol, offset, kind)
     if "jit" in text or "autotune" in text or "compile_ops" in text:
-        starts = _line_starts(text)
-        for m in _PY_DECOR.finditer(text):
-            d = _PY_DEF.search(text, m.end())
-            if d is None:
-                continue
-            kind = "op" if "compile_ops" in m.group(0) else "triton"
-            defs.append(Definition(d.group(1), _line_of(starts, d.start(1)), kind))
+        found += [
+            (d.group(1), d.start(1), "op" if "compile_ops" in m.group(0) else "triton")
+            for m, d in _decorated(text, _PY_DECOR)
+        ]
     if "kernel" in text and "fly" in text:
-        starts = _line_starts(text)
-        for m in _FLYDSL_DECOR.finditer(text):
-            d = _PY_DEF.search(text, m.end())
+        for m, d in _decorated(text, _FLYDSL_DECOR):
             named = _FLYDSL_NAME.search(m.group("args") or "")
-            if d is None or (named is not None and named.group("lit") is None):
-                continue  # a computed name: the def's name is not what the profiler prints
-            symbol = named.group("lit") if named is not None else d.group(1)
-            defs.append(Definition(symbol, _line_of(starts, d.start(1)), "flydsl"))
+            if named is None or named.group("lit") is not None:  # a computed name is not the def's: skipped
+                found.append((named.group("lit") if named is not None else d.group(1), d.start(1), "flydsl"))
     if "helion" in text:
-        starts = _line_starts(text)
-        for m in _HELION_DECOR.finditer(text):
-            d = _PY_DEF.search(text, m.end())
-            if d is not None:
-                defs.append(Definition(f"_helion_{d.group(1)}", _line_of(starts, d.start(1)), "helion"))
+        found += [(f"_helion_{d.group(1)}", d.start(1), "helion") for _, d in _decorated(text, _HELION_DECOR)]
     if "cute" in text and re.search(r"^\s*(?:import|from)\s+cutlass", text, re.M):
-        starts = _line_starts(text)
-        defs.extend(Definition(m.group(1), _line_of(starts, m.start(1)), "cute") for m in _PY_CLASS.finditer(text))
+        found += [(m.group(1), m.start(1), "cute") for m in _PY_CLASS.finditer(text)]
+    starts = _line_starts(text) if found else []
+    defs = [Definition(sym, _line_of(starts, off), kind) for sym, off, kind in found]
     # one definition per (symbol, line): a def under two matching decorators is one kernel
     return list({(d.symbol, d.line): d for d in defs}.values())
 
