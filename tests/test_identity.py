@@ -124,6 +124,23 @@ def test_identity_fields_of_real_names() -> None:
     assert mangled.demangled.startswith("void aiter::dynamic_per_group_scaled_quant_kernel<")
 
 
+def test_flashmla_kept_flash_attentions_names_but_is_not_flash_attention() -> None:
+    """DeepSeek's FlashMLA began as FlashAttention's code and kept ``flash_fwd_*`` (even ``flash::``), but kind
+    names the library: an MLA kernel is FlashMLA's (no taxonomy kind: a C++ kernel), still attention."""
+    mla, old_mla, fa = classify(
+        [
+            "void sm100::flash_fwd_splitkv_mla_fp8_sparse_kernel<sm100::TmaParams<int> >(DecodingParams)",
+            "void flash::flash_fwd_splitkv_mla_kernel<Flash_fwd_kernel_traits_mla<576, 64, 64, 8>, true>(Flash_fwd_mla_params)",
+            "void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4>, true>(flash::Flash_fwd_params)",
+        ]
+    )
+    assert [(c.kind, c.category) for c in (mla, old_mla, fa)] == [
+        ("cpp", "attention"),
+        ("cpp", "attention"),
+        ("flash_attn", "attention"),
+    ]
+
+
 def test_kd_suffix_does_not_change_identity() -> None:
     plain, kd, clone = classify(
         [

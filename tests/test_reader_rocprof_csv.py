@@ -124,6 +124,22 @@ def test_the_agent_info_beside_names_the_gpus(tmp_path: Path) -> None:
     assert {launch.device for launch in trace.launches} <= {w[0] for w in want}
 
 
+def test_an_agent_info_cut_short_names_the_gpus_it_has_and_says_so(tmp_path: Path) -> None:
+    """A last row cut mid-way is one GPU the file cannot name: the others are read, with one warning."""
+    from kernelscope.errors import PartialInputWarning
+
+    run = demo_file("mi350x", "rmsnorm")
+    text = (run / "discover_agent_info.csv").read_text()
+    whole = [r for r in csv_rows(run / "discover_agent_info.csv") if r["Agent_Type"] == "GPU"]
+    cut = text.rstrip("\n")
+    cut = cut[: cut.rindex("\n") + len(cut[cut.rindex("\n") :]) // 2]  # half of the last row
+    (tmp_path / "run_kernel_trace.csv").write_bytes(TRACE.read_bytes())
+    (tmp_path / "run_agent_info.csv").write_text(cut + "\n")
+    with pytest.warns(PartialInputWarning, match=r"run_agent_info\.csv: 1 row\(s\) not read"):
+        prof = read(tmp_path / "run_kernel_trace.csv")
+    assert len(prof.devices) == len(whole) - 1
+
+
 def test_an_unreadable_agent_info_costs_the_gpus_not_the_trace(tmp_path: Path) -> None:
     """The trace does not need the agent file: a damaged one gives one warning and no GPUs, and the launches
     as without it."""

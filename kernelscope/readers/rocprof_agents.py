@@ -36,12 +36,17 @@ def read(path: Path) -> list[DeviceInfo]:
         raise InputError(f"{path}: not {_EXPECTED}: no {', '.join(missing)} column(s)")
     col = {h: i for i, h in enumerate(header)}
     out: list[DeviceInfo] = []
+    broken = 0  # rows cut short or with no node id: a GPU among them would go unnamed
     for row in it:
-        if len(row) != len(header) or row[col["agenttype"]].strip() != "GPU":
+        if len(row) != len(header):
+            broken += 1
+            continue
+        if row[col["agenttype"]].strip() != "GPU":
             continue
         node = to_int(row[col["nodeid"]])
         isa = row[col["name"]].strip()
         if node is None or node < 0:
+            broken += 1
             continue
         product = row[col["productname"]].strip() if "productname" in col else ""
         cus = to_int(row[col["cucount"]]) if "cucount" in col else None
@@ -54,6 +59,8 @@ def read(path: Path) -> list[DeviceInfo]:
                 compute_units=cus if cus is not None and cus > 0 else None,
             )
         )
+    if broken:
+        partial_input(f"{path}: {broken} row(s) not read (wrong width or no Node_Id); their GPUs are not named")
     return out
 
 
