@@ -19,6 +19,7 @@ from pathlib import Path
 from kernelscope.errors import InputError
 from kernelscope.readers import READERS
 from kernelscope.readers._sniff import read_head, sniff
+from kernelscope.readers.rocprof_agents import RUN_FILE
 
 MAX_DEPTH = 3  # <out>/<host>/<pid>_kernel_trace.csv is two levels down
 MAX_FILES = 5000  # looked at; a folder with more is not a profiler's output folder
@@ -26,7 +27,6 @@ _SKIP_DIRS = re.compile(r"^(ui_output_agent_.*|__pycache__|\..*)$")  # ATT decod
 # not profiler outputs (ledgers, logs, code objects), or summaries of another table (rocprofv3's HIP/HSA API
 # time per domain reads like its kernel stats)
 _SKIP_FILES = re.compile(r".*(\.(jsonl|att|out|log|txt|py|md|so|hsaco|cubin|co)|_domain_stats\.csv)$")
-_ROCPROF = re.compile(r"^(?P<run>.+?)_(?P<what>kernel_trace\.csv|kernel_stats\.csv|results\.json|results\.db)$")
 _KSCOPE_TRACE = re.compile(r"^trace_rank(?P<rank>\d+)_pid(?P<pid>\d+)\.json(\.gz)?$")
 _KINETO_RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^}]*?"rank"\s*:\s*(\d+)')
 # within one process's rocprofv3 files, the one that holds the most: every launch over the summary
@@ -91,7 +91,7 @@ def runs(folder: Path) -> list[Run]:
         if fmt is None:
             continue
         rel = path.relative_to(folder)
-        m = _ROCPROF.match(path.name) if fmt in _PREFERENCE else None
+        m = RUN_FILE.match(path.name) if fmt in _PREFERENCE else None
         if m and m["run"].isdigit():  # <pid>_...: the processes of one rocprofv3 run, on one or more hosts
             label, process = "rocprofv3 run", f"{rel.parent}/{m['run']}"
         elif m:  # --output-file NAME: one run per name

@@ -16,14 +16,15 @@ from kernelscope.model import DeviceInfo
 from kernelscope.readers._csv import norm, rows, to_int
 
 _EXPECTED = "a rocprofv3 agent_info.csv (Node_Id, Agent_Type, Name columns)"
-_SIBLING = re.compile(r"^(?P<run>.+?)_(?:kernel_trace|kernel_stats)\.csv$")
+# the files of one rocprofv3 run, ``<run>_<what>``; ``readers.folder`` groups a folder's runs by it too
+RUN_FILE = re.compile(r"^(?P<run>.+?)_(?P<what>kernel_trace\.csv|kernel_stats\.csv|results\.json|results\.db)$")
 _ISA = re.compile(r"^gfx[0-9a-f]+$")
 
 
 def beside(trace: Path) -> Path | None:
     """The ``<run>_agent_info.csv`` rocprofv3 wrote beside ``<run>_kernel_trace.csv`` (or ``_kernel_stats.csv``)."""
-    m = _SIBLING.match(trace.name)
-    sibling = trace.with_name(f"{m['run']}_agent_info.csv") if m else None
+    m = RUN_FILE.match(trace.name)
+    sibling = trace.with_name(f"{m['run']}_agent_info.csv") if m and m["what"].endswith(".csv") else None
     return sibling if sibling is not None and sibling.is_file() else None
 
 
