@@ -51,6 +51,7 @@ import tempfile
 import threading
 import time
 import traceback
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -651,6 +652,9 @@ def _worker(conn: Connection, seeds: dict[str, list[Path]], scratch: str) -> Non
     os.setsid()  # a process group of its own: a timeout kills an external disassembler too
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.dup2(2, 1)  # whatever a target or a native library prints goes to stderr, never into --json's stdout
+    from kernelscope.errors import InputWarning
+
+    warnings.simplefilter("ignore", InputWarning)  # a damaged input said so: an outcome, not noise on the run's stderr
     boss = os.getppid()
     while True:
         while not conn.poll(1.0):

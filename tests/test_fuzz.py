@@ -25,7 +25,7 @@ from conftest import assert_one_error_line, run_kscope
 from kernelscope.errors import FormatError
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
-CI_PER_TARGET = int(os.environ.get("KSCOPE_FUZZ_N", "80"))
+CI_PER_TARGET = int(os.environ.get("KSCOPE_FUZZ_N", "200"))
 
 
 def _load() -> ModuleType:
