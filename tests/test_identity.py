@@ -141,6 +141,20 @@ def test_flashmla_kept_flash_attentions_names_but_is_not_flash_attention() -> No
     ]
 
 
+def test_an_anonymous_namespace_names_its_source_file() -> None:
+    """nvcc names a file's anonymous namespace after the file (``_GLOBAL__N__<hash>_20_custom_all_reduce_cu_…``);
+    c++filt prints only ``(anonymous namespace)``, so the mangled symbol says more: a kernel whose own words
+    say nothing takes its category from the file's words, the printed name cannot."""
+    mangled, printed = classify(
+        [
+            "_ZN53_GLOBAL__N__9f1e1c20_20_custom_all_reduce_cu_5a2969f711pass_kernelEPfi",
+            "(anonymous namespace)::pass_kernel(float*, int)",
+        ]
+    )
+    assert mangled.demangled == printed.name and mangled.function == printed.function == "pass_kernel"
+    assert (mangled.category, printed.category) == ("comm", "other")
+
+
 def test_kd_suffix_does_not_change_identity() -> None:
     plain, kd, clone = classify(
         [

@@ -159,11 +159,21 @@ def _category(kind: str, fields: dict[str, str], rules: RuleSet) -> tuple[str, s
     return rule.category or "other", rule.id
 
 
-def _context(text: str, library: str | None) -> str:
+def _context(text: str, library: str | None, raw: str) -> str:
     """The words of the signature, less the library's own name (fbgemm_gpu, thrust: it says nothing of the
-    operation)."""
+    operation), and of the source file an anonymous namespace of the symbol was named after."""
     drop = set(words(library).split()) if library else set()
-    return " ".join(w for w in words(text).split() if w not in drop)
+    return " ".join(w for w in words(text, *_anonymous_files(raw)).split() if w not in drop)
+
+
+# nvcc names a file's anonymous namespace _GLOBAL__N__<hash>_<length>_<file>_<ext>_<hash>; demangled it is only
+# "(anonymous namespace)", but the file (dcp_direct_a2a_lse_reduce.cu) says what its kernels serve
+_ANONYMOUS_FILE = re.compile(r"_GLOBAL__N__[0-9a-f]+_(\d+)_")
+_SOURCE_EXT = re.compile(r"_(?:cu|cuh|cpp|cc|cxx|hip)$")
+
+
+def _anonymous_files(raw: str) -> list[str]:
+    return [_SOURCE_EXT.sub("", raw[m.end() : m.end() + int(m[1])]) for m in _ANONYMOUS_FILE.finditer(raw)]
 
 
 def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
@@ -191,7 +201,7 @@ def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
         "text": text,
         "words": words(function),
         "ns": words(*namespaces),
-        "context": _context(text, namespaces[0] if namespaces else None),
+        "context": _context(text, namespaces[0] if namespaces else None, raw),
     }
     kind_rule = next(r for r in rules.kinds if r.applies(fields))
     kind = kind_rule.kind or "unknown"
