@@ -155,6 +155,23 @@ def test_an_anonymous_namespace_names_its_source_file() -> None:
     assert (mangled.category, printed.category) == ("comm", "other")
 
 
+def test_trtllm_gen_attention_names_its_prefix_and_its_kv_type() -> None:
+    """TensorRT-LLM's generated FMHA kernels put the configuration after the first underscore; their data type
+    is the K/V (cache) type, ``Qkv<T>`` or ``Q<T>Kv<T>`` before the output's ``O<T>`` — as labellers of four
+    independent sets and the corpus read them."""
+    names = [
+        "fmhaSm100fKernel_QkvBfloat16OBfloat16H128PagedKvCausalP64VarSeqQ128Kv128PersistentContext",
+        "fmhaSm100aKernel_QE4m3KvE2m1OE4m3H64PagedKvDenseP16VarSeqQ8Kv128StaticSwapsAbForGen",
+        "fmhaSm103aKernel_QkvE4m3OBfloat16H64PagedKvCausalP16VarSeqQ128Kv128PersistentContext",
+    ]
+    got = [(c.kind, c.category, c.function, c.dtype) for c in classify(names)]
+    assert got == [
+        ("unknown", "attention", "fmhaSm100fKernel", "bf16"),
+        ("unknown", "attention", "fmhaSm100aKernel", "fp4"),
+        ("unknown", "attention", "fmhaSm103aKernel", "fp8"),
+    ]
+
+
 def test_kd_suffix_does_not_change_identity() -> None:
     plain, kd, clone = classify(
         [

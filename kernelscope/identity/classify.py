@@ -115,9 +115,9 @@ def _pick(types: list[str], integers: bool) -> str | None:
 def _dtype(
     plain: str, key: list[cxx.Component], function: str, text: str, category: str, wrapper: str, rules: RuleSet
 ) -> str | None:
-    m = rules.tensile_dtype.match(plain)
-    if m:
-        return rules.tensile_map.get(m.group(1))
+    for pattern, spelling in rules.spelled_dtypes:
+        if m := pattern.match(plain):
+            return spelling.get(m.group(1))
     if not cxx.is_cxx(text):
         return _combine(_token_dtypes(plain, rules))
     k = key[cxx.key_component(key)] if key else None

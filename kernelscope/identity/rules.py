@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -53,8 +53,7 @@ class RuleSet:
     attributes: dict[str, tuple[Attribute, ...]]
     type_dtypes: tuple[tuple[str, re.Pattern[str]], ...]
     token_dtypes: tuple[tuple[str, re.Pattern[str]], ...]
-    tensile_dtype: re.Pattern[str]
-    tensile_map: dict[str, str] = field(default_factory=dict)
+    spelled_dtypes: tuple[tuple[re.Pattern[str], dict[str, str]], ...] = ()
     fallbacks: frozenset[str] = frozenset()  # category rules that only give a default
 
 
@@ -109,8 +108,7 @@ def parse(doc: dict[str, Any]) -> RuleSet:
         attributes=attrs,
         type_dtypes=tuple((e["dtype"], _compile("dtypes.types", e["pattern"])) for e in dt["types"]),
         token_dtypes=tuple((e["dtype"], _compile("dtypes.tokens", e["pattern"])) for e in dt["tokens"]),
-        tensile_dtype=_compile("dtypes.tensile", dt["tensile"]["pattern"]),
-        tensile_map=dict(dt["tensile"]["map"]),
+        spelled_dtypes=tuple((_compile("dtypes.spelled", e["pattern"]), dict(e["map"])) for e in dt["spelled"]),
         fallbacks=frozenset(doc.get("fallbacks") or ()),
     )
     ids = [r.id for r in (*rs.kinds, *rs.categories)]
