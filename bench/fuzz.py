@@ -350,6 +350,11 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
         _csv_head((DEMO / "mi350x" / "rmsnorm" / "discover_kernel_trace.csv").read_bytes(), 25)
     )
     shutil.copy(DEMO / "mi350x" / "rmsnorm" / "discover_agent_info.csv", agents / _AGENT_FILE)
+    repo = work / "source-repo" / "kernels"  # a folder of prebuilt code objects, as aiter ships them
+    repo.mkdir(parents=True, exist_ok=True)
+    for f in _REPO_OBJECTS:
+        shutil.copy(TESTS / "codeobj" / f"{f}.hsaco", repo / f"{f}.co")
+    out["source-repo"] = [repo]
     out["rocprof-agents"] = [agents]
     ledger = work / "launch-ledger" / "h100_copies_a"
     shutil.copytree(TESTS / "launches" / "h100_copies_a", ledger)
@@ -434,6 +439,7 @@ def _att_file(rng: Random, files: list[str]) -> str:
 
 
 _LEDGER_FILE = "launches_rank0_pid518.jsonl"
+_REPO_OBJECTS = ("add_gfx942", "mm_gfx942", "softmax_gfx942", "add_gfx950")
 _AGENT_FILE = "run_agent_info.csv"
 
 
@@ -455,6 +461,18 @@ def _agents(path: Path) -> Any:
     return rocprof_agents.read(path / _AGENT_FILE), api.gap_report([path])
 
 
+def _source_index(path: Path) -> Any:
+    """A folder of code objects, one mutated: indexed by their ELF symbol tables, then its kernels looked up."""
+    from kernelscope.sources.find import Finder
+    from kernelscope.sources.index import SourceIndex
+
+    index = SourceIndex(path.parent / "index.sqlite")
+    try:
+        return index.index([path], workers=1), Finder(index).find(["add", "mm", "softmax.kd"])
+    finally:
+        index.close()
+
+
 def _memory(path: Path) -> Any:
     from kernelscope import api
 
@@ -472,6 +490,7 @@ class Target:
     gz: bool = False  # mutate the content and gzip it, or gzip and mutate the bytes
     folder: Callable[[Random, list[str]], str] | None = None  # the input is a folder: which file to mutate
     memory: bool = False  # the input is memory/v1.json of a workspace
+    lenient: bool = False  # skips what it cannot read rather than refusing it (the source index): no clean errors
 
 
 TARGETS: list[Target] = [
@@ -491,6 +510,14 @@ TARGETS: list[Target] = [
     Target("att", "att", _att, ("att", "{}"), folder=_att_file),
     Target("launch-ledger", "launch-ledger", _ledger, ("gap", "{}"), folder=lambda rng, files: _LEDGER_FILE),
     Target("rocprof-agent-info", "rocprof-agents", _agents, ("gap", "{}"), folder=lambda rng, files: _AGENT_FILE),
+    Target(
+        "source-index",
+        "source-repo",
+        _source_index,
+        ("find", "add", "mm", "--repo", "{}", "--db", "{}.sqlite"),
+        folder=lambda rng, files: rng.choice(files),
+        lenient=True,
+    ),
     Target("memory", "memory", _memory, ("memory", "show", "1", "--workspace", "{ws}"), memory=True),
 ]
 BY_NAME = {t.name: t for t in TARGETS}

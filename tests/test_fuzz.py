@@ -186,7 +186,7 @@ def test_ci_run_covers_every_target(ci_run: dict[str, Any]) -> None:
     for name, row in ci_run["table"].items():
         assert row["inputs"] == CI_PER_TARGET, name
         assert row["clean"] + row["ok"] + row["other"] + row["hang"] == row["inputs"], name
-        assert row["clean"] > 0, f"{name}: no mutated input was refused: is the target exercised?"
+        assert row["clean"] > 0 or fuzz.BY_NAME[name].lenient, f"{name}: no mutated input was refused: is it exercised?"
 
 
 def test_ci_run_has_no_escapes_and_no_hangs(ci_run: dict[str, Any]) -> None:

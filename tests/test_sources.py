@@ -576,6 +576,35 @@ def test_a_code_object_built_for_several_gpus_is_one_kernel(tmp_path: Path) -> N
     assert m.location is not None and m.location.path == "hsa/gfx950/topksoftmax/topksoftmax_4x128x4.co"
 
 
+def test_code_objects_define_the_kernels_their_symbol_tables_name(tmp_path: Path) -> None:
+    """A code object's kernels are the symbols its ELF describes (``name`` beside ``name.kd``), plain
+    ``extern "C"`` names too, not only aiter's ``_ZN5aiter…E`` spellings: real Triton-built objects here, one
+    kernel ``add`` per GPU (``.co`` as aiter ships them, ``.hsaco`` as HIP builds them)."""
+    data = Path(__file__).parent / "data" / "codeobj"
+    files: dict[str, str | bytes] = {
+        f"kern/hsa/{arch}/add_kernel.co": (data / f"add_{arch}.hsaco").read_bytes() for arch in ("gfx942", "gfx950")
+    }
+    files["kern/objects/add_kernel_gfx1201.hsaco"] = (data / "add_gfx1201.hsaco").read_bytes()
+    (m,) = _index(tmp_path, files).find(["add.kd"])
+    assert m.status == "resolved" and m.location is not None and m.location.definition == "asm"
+    assert {m.location.path, *(c.path for c in m.copies)} == {
+        "hsa/gfx942/add_kernel.co",
+        "hsa/gfx950/add_kernel.co",
+        "objects/add_kernel_gfx1201.hsaco",
+    }
+
+
+def test_a_bare_name_is_looked_up_whole_before_its_function(tmp_path: Path) -> None:
+    """A bare name is its own symbol: ``gemm_uk_128x256x128`` is defined under that name, though the
+    classifier reads its function as ``gemm_uk`` (the tile is configuration); a name without a definition of
+    its own still falls back to the function (``_fwd_0d1d2d`` is ``_fwd``)."""
+    jit = "import triton\n\n\n@triton.jit\ndef {}(x):\n    pass\n"
+    finder = _index(tmp_path, {"kern/k.py": jit.format("gemm_uk_128x256x128") + "\n\n" + jit.format("_fwd")})
+    whole, cut = finder.find(["gemm_uk_128x256x128", "_fwd_0d1d2d"])
+    assert whole.status == "resolved" and whole.location is not None and whole.location.symbol == "gemm_uk_128x256x128"
+    assert cut.status == "resolved" and cut.location is not None and cut.location.symbol == "_fwd"
+
+
 _DECODE = """import triton
 import triton.language as tl
 

@@ -26,6 +26,7 @@ from kernelscope.process import run_tool
 
 EM_AMDGPU = 224
 NT_AMDGPU_METADATA = 32
+_STT_AMDGPU_HSA_KERNEL = 10  # code object v2's kernel symbol type (pyelftools has no name for it)
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 _GFX = re.compile(r"(gfx[0-9a-f]+)")
 # unified VGPR files: arch VGPRs and AGPRs share one 512-entry file (CDNA2 and later)
@@ -55,6 +56,22 @@ def _metadata(path: Path, data: bytes) -> dict[str, object]:
     except (*ELF_ERRORS, msgpack.UnpackException, TypeError) as exc:  # TypeError: msgpack, an unhashable map key
         raise FormatError(path, "an AMDGPU code object", f"an unreadable ELF ({exc})") from None
     raise FormatError(path, "an AMDGPU code object with amdhsa metadata", "no AMDGPU metadata note (code object v2?)")
+
+
+def kernel_symbols(data: bytes) -> list[str]:
+    """The kernels an AMDGPU ELF defines, by symbol, in table order: every ``name`` beside its kernel descriptor
+    ``name.kd`` (code object v3 and later), or typed STT_AMDGPU_HSA_KERNEL (v2). Raises one of
+    ``ELF_ERRORS`` on a damaged ELF."""
+    names: list[str] = []
+    v2: list[str] = []
+    for sec in ELFFile(io.BytesIO(data)).iter_sections():
+        if isinstance(sec, SymbolTableSection):
+            for sym in sec.iter_symbols():
+                names.append(sym.name)
+                if sym["st_info"]["type"] in ("STT_AMDGPU_HSA_KERNEL", _STT_AMDGPU_HSA_KERNEL):
+                    v2.append(sym.name)
+    described = set(names)
+    return list(dict.fromkeys([n for n in names if n and f"{n}.kd" in described] + v2))
 
 
 def _int(meta: dict[str, object], key: str) -> int | None:

@@ -19,12 +19,12 @@ from typing import Any
 from kernelscope.errors import InputError
 from kernelscope.identity import Identities
 from kernelscope.identity.classify import words
-from kernelscope.identity.cxx import split_top
+from kernelscope.identity.cxx import split_top, strip_suffixes
 from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.launches import TritonLaunch
 from kernelscope.model.source import KernelDefinition, SourceMatch, TestHit
 from kernelscope.sources.index import SourceIndex, github_url, link_tokens
-from kernelscope.sources.scan import NS_MACRO, TEST_DIRS, closing
+from kernelscope.sources.scan import CODE_OBJECT_EXT, NS_MACRO, TEST_DIRS, closing
 
 # Kinds whose kernels have no source to find: generated at build/run time, or closed.
 NO_SOURCE = {
@@ -128,6 +128,7 @@ def _partly(ident: KernelIdentity, namespace: str, values: dict[str, str | None]
 _PYTHON_KINDS = {"triton", "flydsl", "helion", "cute", "op"}
 # a CuTe DSL kernel's generated name: its module's dotted path without the dots, then its class
 _CUTE_DSL = re.compile(r"^kernel_cutlass_kernel_(\w+?)_object_at_")
+_BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _spells(encoded: str, path: str, symbol: str) -> bool:
@@ -275,13 +276,19 @@ Texts = dict[KernelDefinition, tuple[str, list[str]] | None]  # ``definition_tex
 def _one_kernel(top: list[KernelDefinition], texts: Texts) -> bool:
     """Whether equal definitions are one kernel in several places: one code object built for several GPUs
     (same file name), or copies (same parameters, at least half the body's lines alike)."""
-    if all(t.path.endswith(".co") for t in top):
-        return len({PurePosixPath(t.path).name for t in top}) == 1
+    if all(PurePosixPath(t.path).suffix in CODE_OBJECT_EXT for t in top):
+        return len({_built_from(t.path) for t in top}) == 1
     read = [texts[t] for t in top]
     if any(t is None for t in read) or len({t[0] for t in read if t is not None}) > 1:
         return False
     first = read[0][1] if read[0] is not None else []
     return all(difflib.SequenceMatcher(None, first, t[1], autojunk=False).ratio() >= _SAME_BODY for t in read[1:] if t)
+
+
+def _built_from(path: str) -> str:
+    """The kernel a code object was built from, by its file name less the GPU it names: ``hsa/gfx942/x.co``
+    and ``hsa/gfx950/x.co`` are ``x``, so are ``x_gfx1201.hsaco`` and ``x-gfx942.co``."""
+    return re.sub(r"[_.-]+(?=_|$)|^[_.-]+", "", _TARGET.sub("", PurePosixPath(path).stem))
 
 
 def _params(sig: str) -> tuple[str, ...]:
@@ -421,9 +428,15 @@ class Finder:
             rows = self._defs(f"kind = 'cute' AND instr(?, symbol) > 0 AND {repos}", (m.group(1), *self.repos))
             rows = [r for r in rows if _spells(m.group(1), r[1], r[3])]
         else:
-            symbols = list(dict.fromkeys([ident.function, ident.function.lstrip("_") or ident.function]))
-            where = f"symbol IN ({','.join('?' * len(symbols))}) AND {repos} AND kind != ?"
-            rows = self._defs(where, (*symbols, *self.repos, NS_MACRO))
+            # a bare name is its symbol whole (a code object's ``flatmm_uk_…_128x256x128_…``) before it is the
+            # function the classifier reads out of it (``flatmm_uk_gfx9_f16f8``)
+            whole = strip_suffixes(ident.name)
+            tries = [[whole]] if _BARE.fullmatch(whole) and whole != ident.function else []
+            tries.append(list(dict.fromkeys([ident.function, ident.function.lstrip("_") or ident.function])))
+            for symbols in tries:
+                where = f"symbol IN ({','.join('?' * len(symbols))}) AND {repos} AND kind != ?"
+                if rows := self._defs(where, (*symbols, *self.repos, NS_MACRO)):
+                    break
             # cut where the function's name may be cut too (not after its template arguments): its prefix
             if not rows and ident.truncated and ident.template_args is None and len(ident.function) >= 8:
                 where = f"symbol >= ? AND symbol < ? AND {repos} AND kind != ?"

@@ -20,10 +20,13 @@ from pathlib import Path, PurePosixPath
 import msgspec
 
 from kernelscope.cache import cache_path
+from kernelscope.codeobj import amdgpu
+from kernelscope.codeobj.tools import ELF_ERRORS
 from kernelscope.errors import InputError
 from kernelscope.sources import scan
 
-SCHEMA_VERSION = 4  # 2: defs carry template arity; 3: namespace-opening macros; 4: FlyDSL and Helion kernels
+SCHEMA_VERSION = 5  # 2: defs carry template arity; 3: namespace-opening macros; 4: FlyDSL and Helion kernels;
+# 5: code objects read by their ELF symbol table (plain-named assembly kernels)
 MAX_FILE_BYTES = 8 << 20  # larger sources are generated tables, not kernels
 _SKIP_DIRS = {".git", "node_modules", "build", "dist", "__pycache__", ".venv", "third_party", "3rdparty"}
 _STOP = frozenset(
@@ -190,9 +193,8 @@ def _parse_file(job: tuple[str, str]) -> tuple[str, list[scan.Definition], list[
     if len(raw) > MAX_FILE_BYTES:
         return path, [], []
     suffix = PurePosixPath(path).suffix
-    if suffix == ".co":  # a code object: its symbol table names the kernels (no meaningful line)
-        objs = [replace(d, line=1) for d in scan.asm_definitions(raw.decode("latin-1"))]
-        return path, objs, []
+    if suffix in scan.CODE_OBJECT_EXT:  # its symbol table names the kernels (no meaningful line)
+        return path, _code_object_definitions(raw), []
     text = raw.decode("utf-8", errors="replace")
     if PurePosixPath(path).name == scan.CMAKE:
         return path, [], scan.cmake_targets(text)
@@ -204,6 +206,17 @@ def _parse_file(job: tuple[str, str]) -> tuple[str, list[scan.Definition], list[
     if "_ZN5aiter" in text:
         defs.extend(scan.asm_definitions(text))
     return path, defs, []
+
+
+def _code_object_definitions(raw: bytes) -> list[scan.Definition]:
+    """A code object's kernels by its ELF symbol table; bytes that are no readable AMDGPU ELF by the aiter
+    symbols they spell (a launcher's table, a damaged object)."""
+    if amdgpu.is_amdgpu_elf(raw):
+        try:
+            return scan.symbol_definitions(amdgpu.kernel_symbols(raw))
+        except ELF_ERRORS:
+            pass
+    return [replace(d, line=1) for d in scan.asm_definitions(raw.decode("latin-1"))]
 
 
 _WANTED: frozenset[str] = frozenset()

@@ -30,7 +30,7 @@ from kernelscope.identity.cxx import split_top
 PY_EXT = {".py"}
 CXX_EXT = {".cu", ".cuh", ".hip", ".h", ".hpp", ".cpp", ".cc", ".cxx", ".inl", ".inc", ".hxx"}
 GPU_EXT = {".cu", ".cuh", ".hip"}
-DATA_EXT = {".csv", ".co"}
+DATA_EXT = {".csv", ".co", ".hsaco"}
 CMAKE = "CMakeLists.txt"
 TEST_DIRS = {"test", "tests", "op_tests", "unittest", "unittests", "testing"}
 
@@ -416,6 +416,20 @@ def cmake_targets(text: str) -> list[tuple[str, list[str]]]:
 
 
 _AITER_SYMBOL = re.compile(r"_ZN5aiter(\d+)")
+CODE_OBJECT_EXT = {".co", ".hsaco"}
+
+
+def symbol_definitions(symbols: list[str]) -> list[Definition]:
+    """Pre-built kernels by the symbols a code object's table gives: aiter's ``_ZN5aiter<n><name>E`` as
+    ``aiter::<name>``, plain ``extern "C"`` names (``fmoe_kernel_func``) as they are; C++ kernels are found in
+    their sources."""
+    out = []
+    for symbol in symbols:
+        if _AITER_SYMBOL.match(symbol):
+            out.extend(asm_definitions(symbol))
+        elif _IDENT.fullmatch(symbol) and not symbol.startswith("_Z"):
+            out.append(Definition(symbol, 1, "asm"))
+    return list({(d.namespace, d.symbol): d for d in out}.values())
 
 
 def asm_definitions(text: str) -> list[Definition]:
