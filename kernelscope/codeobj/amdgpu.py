@@ -60,18 +60,25 @@ def _metadata(path: Path, data: bytes) -> dict[str, object]:
 
 def kernel_symbols(data: bytes) -> list[str]:
     """The kernels an AMDGPU ELF defines, by symbol, in table order: every ``name`` beside its kernel descriptor
-    ``name.kd`` (code object v3 and later), or typed STT_AMDGPU_HSA_KERNEL (v2). Raises one of
+    ``name.kd`` (code object v3 and later), or typed STT_AMDGPU_HSA_KERNEL (v2). The dynamic table, which
+    exports both, is read first (a fraction of the full one); the full one where it names none. Raises one of
     ``ELF_ERRORS`` on a damaged ELF."""
-    names: list[str] = []
-    v2: list[str] = []
-    for sec in ELFFile(io.BytesIO(data)).iter_sections():
-        if isinstance(sec, SymbolTableSection):
-            for sym in sec.iter_symbols():
-                names.append(sym.name)
-                if sym["st_info"]["type"] in ("STT_AMDGPU_HSA_KERNEL", _STT_AMDGPU_HSA_KERNEL):
-                    v2.append(sym.name)
-    described = set(names)
-    return list(dict.fromkeys([n for n in names if n and f"{n}.kd" in described] + v2))
+    elf = ELFFile(io.BytesIO(data))
+    for table in (".dynsym", ".symtab"):
+        sec = elf.get_section_by_name(table)
+        if not isinstance(sec, SymbolTableSection):
+            continue
+        names: list[str] = []
+        v2: list[str] = []
+        for sym in sec.iter_symbols():
+            names.append(sym.name)
+            if sym["st_info"]["type"] in ("STT_AMDGPU_HSA_KERNEL", _STT_AMDGPU_HSA_KERNEL):
+                v2.append(sym.name)
+        described = set(names)
+        found = list(dict.fromkeys([n for n in names if n and f"{n}.kd" in described] + v2))
+        if found:
+            return found
+    return []
 
 
 def _int(meta: dict[str, object], key: str) -> int | None:
