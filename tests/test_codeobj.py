@@ -154,6 +154,24 @@ def test_gfx950_without_a_disassembler_says_so() -> None:
         assert any("gfx950" in n for n in obj.notes) and obj.kernels[0].mix == {}
 
 
+@pytest.mark.parametrize(("mach", "arch"), [(0x4C, "gfx942"), (0x4F, "gfx950"), (0x3F, "gfx90a"), (0x4E, "gfx1201")])
+def test_an_object_whose_metadata_names_no_target_has_the_gpu_of_its_elf_header(
+    mach: int, arch: str, tmp_path: Path
+) -> None:
+    """aiter's hand-written assembly kernels carry amdhsa metadata without ``amdhsa.target``; the ELF header's
+    EF_AMDGPU_MACH still names the GPU (LLVM's ELF.h values). A real Triton object with its target key renamed
+    and the machine field set to each value: the arch follows the header, so occupancy has its limits."""
+    data = bytearray((CODEOBJ / "add_gfx942.hsaco").read_bytes())
+    at = data.index(b"amdhsa.target")
+    data[at : at + 13] = b"amdhsa.notarg"  # the same metadata, with no target key (msgpack: equal length)
+    data[48] = mach  # e_flags' low byte in the ELF64 header
+    path = tmp_path / "kernel.co"
+    path.write_bytes(bytes(data))
+    (obj,) = api.isa([path])
+    assert obj.target is None and obj.arch == arch and obj.kernels[0].arch == arch
+    assert obj.kernels[0].occupancy is not None
+
+
 H100 = json.loads((DATA / "occupancy" / "h100_cuda_occupancy.json").read_text())
 
 

@@ -29,6 +29,66 @@ NT_AMDGPU_METADATA = 32
 _STT_AMDGPU_HSA_KERNEL = 10  # code object v2's kernel symbol type (pyelftools has no name for it)
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 _GFX = re.compile(r"(gfx[0-9a-f]+)")
+# The GPU an object was built for, by the EF_AMDGPU_MACH field (e_flags & 0xff) of its ELF header: for code
+# objects whose metadata names no target (aiter's hand-written assembly kernels). Values: LLVM's
+# llvm/include/llvm/BinaryFormat/ELF.h (AMDGPUUsage, "AMDGPU ELF Header e_flags"); 0x20-0x59 as llvm-readelf 19
+# decodes them, gfx950 (0x4f), gfx1250 (0x49) and gfx1251 (0x5a) as later LLVM's ELF.h defines them.
+_MACH = {
+    0x20: "gfx600",
+    0x21: "gfx601",
+    0x22: "gfx700",
+    0x23: "gfx701",
+    0x24: "gfx702",
+    0x25: "gfx703",
+    0x26: "gfx704",
+    0x28: "gfx801",
+    0x29: "gfx802",
+    0x2A: "gfx803",
+    0x2B: "gfx810",
+    0x2C: "gfx900",
+    0x2D: "gfx902",
+    0x2E: "gfx904",
+    0x2F: "gfx906",
+    0x30: "gfx908",
+    0x31: "gfx909",
+    0x32: "gfx90c",
+    0x33: "gfx1010",
+    0x34: "gfx1011",
+    0x35: "gfx1012",
+    0x36: "gfx1030",
+    0x37: "gfx1031",
+    0x38: "gfx1032",
+    0x39: "gfx1033",
+    0x3A: "gfx602",
+    0x3B: "gfx705",
+    0x3C: "gfx805",
+    0x3D: "gfx1035",
+    0x3E: "gfx1034",
+    0x3F: "gfx90a",
+    0x40: "gfx940",
+    0x41: "gfx1100",
+    0x42: "gfx1013",
+    0x43: "gfx1150",
+    0x44: "gfx1103",
+    0x45: "gfx1036",
+    0x46: "gfx1101",
+    0x47: "gfx1102",
+    0x48: "gfx1200",
+    0x49: "gfx1250",
+    0x4A: "gfx1151",
+    0x4B: "gfx941",
+    0x4C: "gfx942",
+    0x4E: "gfx1201",
+    0x4F: "gfx950",
+    0x51: "gfx9-generic",
+    0x52: "gfx10-1-generic",
+    0x53: "gfx10-3-generic",
+    0x54: "gfx11-generic",
+    0x55: "gfx1152",
+    0x59: "gfx12-generic",
+    0x5A: "gfx1251",
+}
+_E_FLAGS = 48  # offset of e_flags in an ELF64 header
 # unified VGPR files: arch VGPRs and AGPRs share one 512-entry file (CDNA2 and later)
 UNIFIED_VGPR = ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx950")
 
@@ -86,11 +146,16 @@ def _int(meta: dict[str, object], key: str) -> int | None:
     return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
+def _machine(data: bytes) -> str | None:
+    """The GPU the ELF header's EF_AMDGPU_MACH names (None: too short, or a value LLVM has not named)."""
+    return _MACH.get(struct.unpack_from("<I", data, _E_FLAGS)[0] & 0xFF) if len(data) >= _E_FLAGS + 4 else None
+
+
 def read_elf(path: Path, data: bytes, fmt: str = "hsaco") -> CodeObject:
     meta = _metadata(path, data)
     target = str(meta.get("amdhsa.target", ""))
     m = _GFX.search(target)
-    arch = m.group(1) if m else "unknown"
+    arch = m.group(1) if m else _machine(data) or "unknown"
     kernels = []
     listed = meta.get("amdhsa.kernels")
     for k in listed if isinstance(listed, list) else []:
