@@ -254,12 +254,15 @@ _ADDR = re.compile(r"//\s*([0-9A-Fa-f]+):")
 
 def _per_symbol(text: str, sizes: dict[str, int]) -> dict[str, list[str]]:
     """Instruction lines per symbol, cut at the symbol's size (the ``s_nop`` padding to the next
-    256-byte boundary is not the kernel's); lines without an address (``...``, elided zeros) dropped."""
+    256-byte boundary is not the kernel's); lines without an address (``...``, elided zeros) dropped. Labels
+    that are no function symbol (an assembly kernel's branch targets) continue the function they are in."""
     per: dict[str, list[str]] = {}
     current: list[str] | None = None
     end: int | None = None
     for line in text.splitlines():
         m = _LABEL.match(line)
+        if m and current is not None and sizes and m.group(1) not in sizes:
+            continue  # a local label inside the function (hand-written assembly: label_0212), not a kernel
         if m:
             current = per.setdefault(m.group(1), [])
             size = sizes.get(m.group(1), 0)
