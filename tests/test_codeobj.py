@@ -148,6 +148,19 @@ def test_real_hip_bundle_and_host_library(name: str, tmp_path: Path) -> None:
             assert "nop" not in tiled.mix and tiled.mix["barrier"] == 1 and tiled.mix["lds_store"] == 1
 
 
+def test_the_table_shows_a_symbol_demangled_and_json_keeps_it_whole() -> None:
+    """A reader scans the table (and fit's panels) for ``tiled<float, 1024>(float*)``, not
+    ``_Z5tiledIfLi1024EEvPT_`` (names of host libraries run to thousands of characters); --json keeps the
+    symbol, which tools match on."""
+    lib = CODEOBJ / "hip" / "libk.so"
+    human = run_kscope("isa", lib)
+    assert human.returncode == 0 and "tiled<float, 1024>(float*)" in human.stdout and "_Z5tiled" not in human.stdout
+    names = [k["name"] for o in json.loads(run_kscope("isa", lib, "--json").stdout)["objects"] for k in o["kernels"]]
+    assert "_Z5tiledIfLi1024EEvPT_" in names and "scale_kernel" in names
+    panels = run_kscope("fit", lib)
+    assert "+-- tiled<float, 1024>(float*)  (amd gfx90a)" in panels.stdout and "_Z5tiled" not in panels.stdout
+
+
 def test_gfx950_is_disassembled_by_a_newer_llvm_or_says_why_not() -> None:
     """LLVM 19 does not know gfx950: a newer installed LLVM disassembles it (``./run setup`` installs Debian 12's
     llvm-22 where apt has it), and the kernel's instructions are that LLVM's own lines within the kernel's

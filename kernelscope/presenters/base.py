@@ -14,6 +14,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from kernelscope.errors import InputError, MissingToolError, json_text, one_line
+from kernelscope.identity.demangle import demangle_all
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,20 @@ class Presenter:
     extension: str
     binary: bool
     render: Callable[[Any], str | bytes]
+
+
+def short_name(name: str, function: str | None, width: int = 100) -> str:
+    """What a reader scans for: the classified function name, else the name cut at ``width``; the full
+    names stay in the machine-readable outputs."""
+    text = function or name
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def display_names(names: Collection[str]) -> dict[str, str]:
+    """Kernels as a reader scans a table for them: a mangled symbol demangled (one c++filt batch for all) and
+    cut at 100 characters; the machine-readable outputs keep the symbol whole."""
+    dm = demangle_all(names)
+    return {n: short_name(dm[n].text.removeprefix("void ") if dm[n].mangled else n, None) for n in dm}
 
 
 def render_json(result: Any) -> str:

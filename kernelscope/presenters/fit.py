@@ -11,7 +11,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from kernelscope.model.codeobj import FitColumn, FitComparison, FitInput, FitReport, Gauge, KernelComparison, KernelFit
-from kernelscope.presenters.base import Presenter, render_json
+from kernelscope.presenters.base import Presenter, display_names, render_json
 
 WIDTH = 30
 
@@ -29,8 +29,9 @@ def _gauge(g: Gauge) -> str:
     return f"  {g.label:<22} [{_bar(g.used / g.limit) if g.limit else '?' * WIDTH}] {_amount(g)}"
 
 
-def panel(f: KernelFit) -> str:
-    lines = [f"+-- {f.name}  ({f.vendor} {f.arch}) " + "-" * max(0, 60 - len(f.name) - len(f.arch))]
+def panel(f: KernelFit, name: str) -> str:
+    """One kernel's gauges, mix and read-out, under ``name`` (as ``display_names`` shows it)."""
+    lines = [f"+-- {name}  ({f.vendor} {f.arch}) " + "-" * max(0, 60 - len(name) - len(f.arch))]
     lines += [_gauge(g) for g in f.gauges]
     if f.mix:
         lines.append("  instruction mix")
@@ -46,7 +47,8 @@ def panel(f: KernelFit) -> str:
 
 
 def render_text(report: FitReport) -> str:
-    return "\n\n".join(panel(k) for k in report.kernels) + "\n"
+    shown = display_names([k.name for k in report.kernels])
+    return "\n\n".join(panel(k, shown[k.name]) for k in report.kernels) + "\n"
 
 
 # --- side by side -------------------------------------------------------------------------------------

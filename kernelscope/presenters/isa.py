@@ -13,6 +13,7 @@ from kernelscope.presenters.base import (
     Column,
     Presenter,
     Table,
+    display_names,
     render_csv,
     render_json,
     render_markdown,
@@ -66,11 +67,12 @@ def _row(k: KernelCode) -> dict[str, object]:
 
 
 def tables(objs: Sequence[CodeObject]) -> list[Table]:
+    shown = display_names([k.name for o in objs for k in o.kernels])
     return [
         Table(
             f"{o.path} — {o.vendor} {o.arch} ({o.format})",
             (AMD_COLUMNS if o.vendor == "amd" else NV_COLUMNS) + TAIL,
-            [_row(k) for k in o.kernels],
+            [{**_row(k), "name": shown[k.name]} for k in o.kernels],
             notes=list(o.notes),
         )
         for o in objs

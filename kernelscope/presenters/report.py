@@ -19,7 +19,7 @@ from kernelscope.model.hotspots import Hotspot, top_reason
 from kernelscope.model.ncu import NcuResult
 from kernelscope.model.report import Report
 from kernelscope.presenters import plots
-from kernelscope.presenters.base import Column, Table, fmt, render_json, render_markdown
+from kernelscope.presenters.base import Column, Table, fmt, render_json, render_markdown, short_name
 from kernelscope.presenters.roofline import png as roofline_png
 from kernelscope.presenters.roofline import svg as roofline_svg
 from kernelscope.presenters.suggest import table as candidates_table
@@ -56,13 +56,6 @@ def _gap_table(r: Report) -> Table | None:
     if t.busy_time_us is not None:
         summary.append(("busy", f"{t.busy_time_us:,.1f} µs"))
     return Table(f"Top {min(TOP, len(r.gap.kernels))} of {len(r.gap.kernels)} kernels by GPU time", cols, rows, summary)
-
-
-def short_name(name: str, function: str | None, width: int = 100) -> str:
-    """What a reader scans for: the classified function name, else the name cut at ``width``; the full
-    names stay in report.json."""
-    text = function or name
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def msgspec_row(obj: Any) -> dict[str, Any]:
