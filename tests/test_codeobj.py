@@ -161,6 +161,22 @@ def test_the_table_shows_a_symbol_demangled_and_json_keeps_it_whole() -> None:
     assert "+-- tiled<float, 1024>(float*)  (amd gfx90a)" in panels.stdout and "_Z5tiled" not in panels.stdout
 
 
+def test_a_kernel_name_with_a_control_character_prints_escaped(tmp_path: Path) -> None:
+    """A symbol is the program's to choose: a real object whose kernel is renamed ``a<ESC>d`` (symbol table
+    and metadata, same length) prints ``a\\x1bd`` in isa's table and fit's panel; --json keeps the name."""
+    data = (CODEOBJ / "add_gfx942.hsaco").read_bytes()
+    for old, new in [(b"\x00add\x00", b"\x00a\x1bd\x00"), (b"\x00add.kd\x00", b"\x00a\x1bd.kd\x00"),
+                     (b"\xa3add", b"\xa3a\x1bd"), (b"\xa6add.kd", b"\xa6a\x1bd.kd")]:  # fmt: skip
+        data = data.replace(old, new)
+    path = tmp_path / "k.hsaco"
+    path.write_bytes(data)
+    for cmd in ("isa", "fit"):
+        out = run_kscope(cmd, path)
+        assert out.returncode == 0 and "\x1b" not in out.stdout and "a\\x1bd" in out.stdout, cmd
+    (obj,) = json.loads(run_kscope("isa", path, "--json").stdout)["objects"]
+    assert obj["kernels"][0]["name"] == "a\x1bd"
+
+
 def test_gfx950_is_disassembled_by_a_newer_llvm_or_says_why_not() -> None:
     """LLVM 19 does not know gfx950: a newer installed LLVM disassembles it (``./run setup`` installs Debian 12's
     llvm-22 where apt has it), and the kernel's instructions are that LLVM's own lines within the kernel's

@@ -73,9 +73,9 @@ def short_name(name: str, function: str | None, width: int = 100) -> str:
 
 def display_names(names: Collection[str]) -> dict[str, str]:
     """Kernels as a reader scans a table for them: a mangled symbol demangled (one c++filt batch for all) and
-    cut at 100 characters; the machine-readable outputs keep the symbol whole."""
+    cut at 100 characters, control characters escaped; the machine-readable outputs keep the symbol whole."""
     dm = demangle_all(names)
-    return {n: short_name(dm[n].text.removeprefix("void ") if dm[n].mangled else n, None) for n in dm}
+    return {n: one_line(short_name(dm[n].text.removeprefix("void ") if dm[n].mangled else n, None)) for n in dm}
 
 
 def render_json(result: Any) -> str:

@@ -10,6 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from kernelscope.errors import one_line
 from kernelscope.model.codeobj import FitColumn, FitComparison, FitInput, FitReport, Gauge, KernelComparison, KernelFit
 from kernelscope.presenters.base import Presenter, display_names, render_json
 
@@ -130,21 +131,22 @@ def _rows(k: KernelComparison) -> list[tuple[str, Cell]]:
 
 
 def _header(i: FitInput) -> str:
-    return f"{Path(i.path).name}\n{i.arch}"
+    return f"{one_line(Path(i.path).name)}\n{i.arch}"
 
 
 def comparison_notes(report: FitComparison, k: KernelComparison) -> list[str]:
     """Where a column is empty, and why an input's cells say less (each input's notes, e.g. no mix)."""
     missing = [Path(i.path).name for i, c in zip(report.inputs, k.columns, strict=True) if c is None]
     notes = [f"{k.name}: not in {', '.join(missing)}"] if missing else []
-    return notes + [f"{Path(i.path).name}: {n}" for i in report.inputs for n in i.notes]
+    return [one_line(n) for n in notes + [f"{Path(i.path).name}: {n}" for i in report.inputs for n in i.notes]]
 
 
 def comparison_table(report: FitComparison, k: KernelComparison) -> RichTable:
-    tab = RichTable(title=f"{k.name} — side by side", title_justify="left", header_style="bold", show_lines=True)
+    title = Text(f"{display_names([k.name])[k.name]} — side by side")  # Text: a name is not rich markup
+    tab = RichTable(title=title, title_justify="left", header_style="bold", show_lines=True)
     tab.add_column("")
     for i in report.inputs:
-        tab.add_column(_header(i), overflow="fold")
+        tab.add_column(Text(_header(i)), overflow="fold")
     for label, cell in _rows(k):
         tab.add_row(Text(label, style="bold"), *(Text(cell(c) if c else "—") for c in k.columns))
     return tab
