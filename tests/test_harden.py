@@ -425,18 +425,34 @@ def test_hostile_kernel_names_cannot_reach_the_terminal_or_forge_lines(tmp_path:
         ("find", HOSTILE, "--repo", "{repo}", "--db", "{db}", "--csv"),
         ("gap", "{trace}", "--group-by", "variant"),
         ("gap", "{trace}", "--phase-by", "."),
+        ("replay", "{trace}", "--list"),
+        ("replay", "{trace}", "--kernel", "gemm", "-o", "{script}"),
     ],
 )
 def test_every_command_that_prints_a_name_escapes_it(tmp_path: Path, args: tuple[str, ...]) -> None:
     """Issue 16 deliverable 5, command by command: no raw control character (C0, DEL, C1) and no forged
     line reach the terminal from a kernel name, in tables, CSV, Markdown or JSON."""
     where = {"trace": _hostile_trace(tmp_path), "base": DATA / "kineto" / "h100_transformer_eager.json.gz"}
-    where |= {"repo": DATA / "srcrepos" / "vllm", "db": tmp_path / "i.sqlite"}
+    where |= {"repo": DATA / "srcrepos" / "vllm", "db": tmp_path / "i.sqlite", "script": tmp_path / "replay.py"}
     done = run_kscope(*[a.format(**where) if a.startswith("{") else a for a in args])
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
     assert not any(c in out for c in "\x1b\x07\x9b")
     assert "\nkscope: error: forged" not in out
+
+
+def test_a_replay_script_shows_a_hostile_name_escaped_and_keeps_it_exact(tmp_path: Path) -> None:
+    """The script ``kscope replay`` writes is read in terminals and editors: its docstring shows the kernel's
+    name escaped, its ``REPLAY`` literal keeps the exact name (which ``--check`` compares against)."""
+    import ast
+
+    script = tmp_path / "replay.py"
+    done = run_kscope("replay", _hostile_trace(tmp_path), "--kernel", "gemm", "-o", script)
+    assert done.returncode == 0, done.stderr
+    text = script.read_text()
+    assert not any(c in text for c in "\x1b\x07\x9b") and "gemm\\x1b[2J" in ast.get_docstring(ast.parse(text))
+    literal = next(n.value for n in ast.parse(text).body if isinstance(n, ast.Assign) and n.targets[0].id == "REPLAY")  # type: ignore[attr-defined]
+    assert HOSTILE in ast.literal_eval(literal)["kernels"]
 
 
 def test_kineto_hostile_external_ids_read_as_no_op(tmp_path: Path) -> None:

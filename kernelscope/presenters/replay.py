@@ -13,6 +13,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from kernelscope.analyses.replay import describe_args
+from kernelscope.errors import one_line
 from kernelscope.model.replay import Replay, ReplayList
 
 _TEMPLATE = Path(__file__).with_name("replay_template.py")
@@ -29,15 +30,17 @@ def script(r: Replay, name: str = "replay.py") -> str:
 
 
 def _docstring(r: Replay, name: str) -> str:
-    lines = [
-        f"Replay {r.op} alone, as {Path(r.trace).name} recorded it (written by kscope replay).",
+    lines = [  # what the trace names is escaped (one_line): a kernel name must not write into the file's reader
+        one_line(f"Replay {r.op} alone, as {Path(r.trace).name} recorded it (written by kscope replay)."),
         "",
-        f"Arguments: {describe_args(r.args)}",
-        f"Trace: {r.calls} calls on {r.device or 'an unnamed GPU'}, {r.kernel_ns / 1e3:.1f} µs of kernels per call "
-        f"(median); rank {r.rank} of {r.matches} signatures matching {r.selection}",
+        one_line(f"Arguments: {describe_args(r.args)}"),
+        one_line(
+            f"Trace: {r.calls} calls on {r.device or 'an unnamed GPU'}, {r.kernel_ns / 1e3:.1f} µs of kernels per "
+            f"call (median); rank {r.rank} of {r.matches} signatures matching {r.selection}"
+        ),
         "Kernels, in launch order:",
-        *(f"  {ns / 1e3:8.1f} µs  {k}" for k, ns in zip(r.kernels, r.kernel_each_ns, strict=True)),
-        *(f"Note: {n}" for n in r.notes),
+        *(one_line(f"  {ns / 1e3:8.1f} µs  {k}") for k, ns in zip(r.kernels, r.kernel_each_ns, strict=True)),
+        *(one_line(f"Note: {n}") for n in r.notes),
         "",
         f"  python3 {name}            time it (median of 100 calls, L2 flushed): KSCOPE_METRIC time_us=...",
         f"  python3 {name} --check    launch it once under torch.profiler: the trace's kernels? KSCOPE_METRIC "
@@ -51,45 +54,50 @@ def _docstring(r: Replay, name: str) -> str:
     return f'"""{text}\n"""\n\n'
 
 
+def _shown(text: str, style: str = "") -> Text:
+    """Text from the trace (kernel and op names, arguments, the GPU's name) as the terminal shows it: not rich
+    markup, control characters escaped."""
+    return Text(one_line(text), style=style)
+
+
 def rich_renderable(r: Replay) -> Group:
     """What was chosen, what the trace says about it, and what the script assumed."""
     grid = RichTable.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column(overflow="fold")
-    grid.add_row("op", Text(f"{r.op}  (rank {r.rank} of {r.matches} matching {r.selection})"))
-    grid.add_row("args", Text(describe_args(r.args)))
+    grid.add_row("op", _shown(f"{r.op}  (rank {r.rank} of {r.matches} matching {r.selection})"))
+    grid.add_row("args", _shown(describe_args(r.args)))
     grid.add_row(
         "trace",
-        Text(
+        _shown(
             f"{Path(r.trace).name} on {r.device or 'an unnamed GPU'}: {r.calls} calls, "
             f"{r.kernel_ns / 1e3:,.1f} µs of kernels per call (median), {r.total_ns / 1e3:,.1f} µs in all"
         ),
     )
     for k, ns in zip(r.kernels, r.kernel_each_ns, strict=True):
-        grid.add_row("kernel", Text(f"{ns / 1e3:,.1f} µs  {k}"))
+        grid.add_row("kernel", _shown(f"{ns / 1e3:,.1f} µs  {k}"))
     for n in r.notes:
-        grid.add_row("note", Text(n, style="yellow"))
+        grid.add_row("note", _shown(n, style="yellow"))
     if r.script is not None:
-        grid.add_row("script", Text(f"{r.script}  (python3 SCRIPT [--check])"))
+        grid.add_row("script", _shown(f"{r.script}  (python3 SCRIPT [--check])"))
     return Group(grid)
 
 
 def list_renderable(r: ReplayList) -> RichTable:
     """The matching signatures, hottest first, with why the ones that cannot be replayed cannot."""
-    tab = RichTable(
-        title=f"{r.trace}: {r.selection} ({r.device or 'unnamed GPU'})", title_justify="left", header_style="bold"
-    )
+    title = _shown(f"{r.trace}: {r.selection} ({r.device or 'unnamed GPU'})")
+    tab = RichTable(title=title, title_justify="left", header_style="bold")
     for h in ("#", "op", "args", "calls", "µs total", "µs/call", "kernels"):
         tab.add_column(h, justify="right" if h in ("#", "calls", "µs total", "µs/call") else "left", overflow="fold")
     for c in r.candidates:
         kernels = "; ".join(c.kernels) if c.replayable else f"(not replayable: {c.why_not}) " + "; ".join(c.kernels)
         tab.add_row(
             str(c.rank),
-            Text(c.op),
-            Text(c.args),
+            _shown(c.op),
+            _shown(c.args),
             str(c.calls),
             f"{c.total_ns / 1e3:,.1f}",
             f"{c.kernel_ns / 1e3:,.1f}",
-            Text(kernels, style="" if c.replayable else "dim"),
+            _shown(kernels, style="" if c.replayable else "dim"),
         )
     return tab

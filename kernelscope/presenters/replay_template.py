@@ -221,7 +221,7 @@ def check(call: Callable[[], Any]) -> bool:
     print(f"kernels: {'same as the trace' if same else 'DIFFERENT from the trace'}")
     for side, rows in (("trace", want), ("replay", got)):
         for name, us in rows or [("(none)", 0.0)]:
-            print(f"  {side:6} {us:10.1f} µs  {name}")
+            print(f"  {side:6} {us:10.1f} µs  {repr(name)[1:-1]}")  # a name's control characters, escaped
     print(f"KSCOPE_METRIC kernel_match={int(same)}")
     return same
 
