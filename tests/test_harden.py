@@ -455,6 +455,27 @@ def test_a_replay_script_shows_a_hostile_name_escaped_and_keeps_it_exact(tmp_pat
     assert HOSTILE in ast.literal_eval(literal)["kernels"]
 
 
+def test_att_and_ncu_show_a_captures_own_strings_escaped(tmp_path: Path) -> None:
+    """ATT's code.json (disassembly, source paths) and an Nsight Compute source page (the kernel's name) are the
+    profiled program's text too: no raw control character reaches the table or the Markdown."""
+    import shutil
+
+    att = tmp_path / "att"
+    shutil.copytree(next((DATA / "att" / "fused_rope_cache" / "big").iterdir()), att)
+    code = json.loads((att / "code.json").read_text())
+    for row in code["code"]:  # ISA text, and the source "file:line" where there is one
+        row[0] += HOSTILE
+        row[3] = f"{row[3]}{HOSTILE}" if row[3] else row[3]
+    (att / "code.json").write_text(json.dumps(code))
+    page = gzip.decompress((DATA / "ncu" / "h100_softmax_fast_source_sass.csv.gz").read_bytes()).decode()
+    ncu = tmp_path / "src.csv"
+    ncu.write_text(page.replace('"softmax_kernel"', '"' + HOSTILE.replace("\n", " ") + '"', 1))
+    for args in [("att", att), ("att", att, "--markdown"), ("ncu", ncu), ("ncu", ncu, "--markdown")]:
+        done = run_kscope(*args)
+        assert done.returncode == 0, done.stderr
+        assert not any(c in done.stdout for c in "\x1b\x07\x9b") and "\\x1b[2J" in done.stdout, args
+
+
 def test_kineto_hostile_external_ids_read_as_no_op(tmp_path: Path) -> None:
     """``External id`` (a kernel's op call, for the op-tuning rule) of the wrong type or out of range is no
     op call, in the columns and the records views alike: never an exception, never a lost launch."""

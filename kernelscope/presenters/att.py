@@ -12,6 +12,7 @@ from msgspec import UnsetType
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from kernelscope.errors import one_line
 from kernelscope.model.att import STATES, AttReport, AttResult
 from kernelscope.model.hotspots import Hotspot
 from kernelscope.model.source import SourceLocation
@@ -243,33 +244,39 @@ def _timeline(r: AttResult) -> list[RenderableType]:
     return lines
 
 
+def _shown(text: str, style: str = "") -> Text:
+    """A capture's own strings (kernel name, disassembly, source paths and lines) as the terminal shows them:
+    control characters escaped."""
+    return Text(one_line(text), style=style)
+
+
 def rich_renderable(report: AttReport) -> Group:
     parts: list[RenderableType] = []
     for r in report.captures:
         stall, states, hot, lines, occ, check = tables(r)
-        parts += [Text(r.path, style="bold"), Text("  ".join(f"{k}: {v}" for k, v in stall.summary), style="dim")]
-        parts += [rich_table(stall), *(Text(f"note: {n}", style="yellow") for n in stall.notes)]
+        parts += [_shown(r.path, "bold"), _shown("  ".join(f"{k}: {v}" for k, v in stall.summary), "dim")]
+        parts += [rich_table(stall), *(_shown(f"note: {n}", "yellow") for n in stall.notes)]
         if states.rows:
             parts.append(rich_table(states))
-        parts += [*(Text(f"{states.title}: {n}", style="dim") for n in states.notes), *_timeline(r), rich_table(hot)]
+        parts += [*(_shown(f"{states.title}: {n}", "dim") for n in states.notes), *_timeline(r), rich_table(hot)]
         for h in r.hotspots[:CONTEXT_SHOWN]:
-            parts += [Text(f"around {h.code_object}:0x{h.address:x} (stall cycles, instruction)", style="bold")]
-            parts += [Text(line, style="bold red" if line.startswith(">") else "dim") for line in _context_lines(h)]
-        parts += [rich_table(lines), rich_table(occ), Text("  ".join(f"{k}: {v}" for k, v in occ.summary), style="dim")]
+            parts += [_shown(f"around {h.code_object}:0x{h.address:x} (stall cycles, instruction)", "bold")]
+            parts += [_shown(line, "bold red" if line.startswith(">") else "dim") for line in _context_lines(h)]
+        parts += [rich_table(lines), rich_table(occ), _shown("  ".join(f"{k}: {v}" for k, v in occ.summary), "dim")]
         if check.rows:  # none under --code-only (the notes say why)
-            parts += [rich_table(check), Text("  ".join(f"{k}: {v}" for k, v in check.summary), style="dim")]
-        parts += [*(Text(f"note: {n}", style="yellow") for n in check.notes), Text("")]
+            parts += [rich_table(check), _shown("  ".join(f"{k}: {v}" for k, v in check.summary), "dim")]
+        parts += [*(_shown(f"note: {n}", "yellow") for n in check.notes), Text("")]
     return Group(*parts)
 
 
 def _markdown(report: AttReport) -> str:
     out = []
     for r in report.captures:
-        out.append(f"# ATT capture `{r.path}`\n")
+        out.append(f"# ATT capture `{one_line(r.path)}`\n")
         out.append(render_markdown(tables(r)))
         for h in r.hotspots:
             out.append(f"### Around `{h.code_object}:0x{h.address:x}` ({h.stall_cycles:,} stall cycles)\n")
-            out.append("```\n" + "\n".join(_context_lines(h)) + "\n```\n")
+            out.append("```\n" + "\n".join(one_line(line) for line in _context_lines(h)) + "\n```\n")
     return "\n".join(out)
 
 

@@ -6,6 +6,7 @@ from msgspec.structs import asdict
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from kernelscope.errors import one_line
 from kernelscope.model.hotspots import Hotspot, SourceLine
 from kernelscope.model.ncu import KernelSummary, NcuResult
 from kernelscope.presenters.base import Column, Presenter, Table, render_json, render_markdown, rich_table
@@ -97,19 +98,20 @@ def tables(k: KernelSummary, sep: str = "\n") -> list[Table]:
 
 
 def rich_renderable(r: NcuResult) -> Group:
-    parts: list[RenderableType] = [Text(f"{r.source} ({r.format})", style="dim")]
-    parts += [Text(f"note: {n}", style="yellow") for n in r.notes]
+    # the report's strings (kernel names, source paths, notes quoting them) escaped: the profiled program names them
+    parts: list[RenderableType] = [Text(one_line(f"{r.source} ({r.format})"), style="dim")]
+    parts += [Text(one_line(f"note: {n}"), style="yellow") for n in r.notes]
     for k in r.kernels:
         breakdown, hot, lines = tables(k)
-        parts.append(Text(f"\n[{k.index}] {k.name}", style="bold"))
-        parts += [Text(f"  {label}: {value}") for label, value in breakdown.summary]
+        parts.append(Text(f"\n[{k.index}] {one_line(k.name)}", style="bold"))
+        parts += [Text(one_line(f"  {label}: {value}")) for label, value in breakdown.summary]
         parts += [rich_table(t) for t in (breakdown, hot, lines) if t.rows]
-        parts += [Text(f"note: {n}", style="yellow") for n in k.notes]
+        parts += [Text(one_line(f"note: {n}"), style="yellow") for n in k.notes]
     return Group(*parts)
 
 
 def _markdown(r: NcuResult) -> str:
-    head = f"# kscope ncu — {r.source}\n\n" + "".join(f"> {n}\n\n" for n in r.notes)
+    head = f"# kscope ncu — {one_line(r.source)}\n\n" + "".join(f"> {one_line(n)}\n\n" for n in r.notes)
     return head + render_markdown([t for k in r.kernels for t in tables(k, "<br>") if t.rows or t.summary])
 
 
