@@ -78,6 +78,12 @@ def display_names(names: Collection[str]) -> dict[str, str]:
     return {n: one_line(short_name(dm[n].text.removeprefix("void ") if dm[n].mangled else n, None)) for n in dm}
 
 
+def note_text(note: str) -> Text:
+    """A note under a human table, as the terminal shows it: notes quote names and paths, so control characters
+    are escaped, and it is not rich markup."""
+    return Text(one_line(f"note: {note}"), style="yellow")
+
+
 def render_json(result: Any) -> str:
     return json_text(msgspec.json.format(msgspec.json.encode(result), indent=2)) + "\n"
 

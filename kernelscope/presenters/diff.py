@@ -14,6 +14,7 @@ from kernelscope.presenters.base import (
     Presenter,
     Table,
     fmt,
+    note_text,
     render_csv,
     render_json,
     render_markdown,
@@ -168,7 +169,7 @@ def rich_renderable(result: DiffResult, top: int | None = None, width: int = 200
     parts: list[RenderableType] = [rich_table(totals_table(result)), kt]
     parts.extend([Text(f"({more} more rows: --top 0 shows all)", style="dim")] if more else [])
     parts.extend(Text(f"{k}: {v}", style="dim") for k, v in t.summary)
-    parts.extend(Text(f"note: {n}", style="yellow") for n in t.notes)
+    parts.extend(note_text(n) for n in t.notes)
     return Group(*parts)
 
 

@@ -12,6 +12,7 @@ from kernelscope.presenters.base import (
     Column,
     Presenter,
     Table,
+    note_text,
     render_csv,
     render_json,
     render_markdown,
@@ -120,7 +121,7 @@ _TERMINAL_HIDDEN = ("metric", "diff_hash", "id", "result")
 
 def ledger_renderable(v: LedgerView) -> Group:
     records = records_table(v)
-    notes = [Text(f"note: {n}", style="yellow") for n in records.notes]
+    notes = [note_text(n) for n in records.notes]
     return Group(rich_table(summary_table(v)), rich_table(records, hidden=_TERMINAL_HIDDEN), *notes)
 
 

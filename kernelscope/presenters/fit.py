@@ -12,7 +12,7 @@ from rich.text import Text
 
 from kernelscope.errors import one_line
 from kernelscope.model.codeobj import FitColumn, FitComparison, FitInput, FitReport, Gauge, KernelComparison, KernelFit
-from kernelscope.presenters.base import Presenter, display_names, render_json
+from kernelscope.presenters.base import Presenter, display_names, note_text, render_json
 
 WIDTH = 30
 
@@ -157,7 +157,7 @@ def render_comparison(report: FitComparison) -> Group:
     for k in report.kernels:
         parts += [
             comparison_table(report, k),
-            *(Text(f"note: {n}", style="yellow") for n in comparison_notes(report, k)),
+            *(note_text(n) for n in comparison_notes(report, k)),
         ]
         parts.append(Text(""))
     return Group(*parts)

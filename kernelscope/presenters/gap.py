@@ -14,6 +14,7 @@ from kernelscope.presenters.base import (
     Presenter,
     Table,
     fmt,
+    note_text,
     render_csv,
     render_json,
     render_markdown,
@@ -192,7 +193,7 @@ def rich_renderable(result: GapResult, top: int | None = None, width: int = 200)
         for i, r in enumerate(rows, 1):
             tab.add_row(str(i), *(Text(fmt(r.get(c.key), c.decimals)) for c in show))  # names hold [brackets]
         summary = Text("  ".join(f"{k}: {v}" for k, v in t.summary), style="dim")
-        notes = [Text(f"note: {n}", style="yellow") for n in t.notes]
+        notes = [note_text(n) for n in t.notes]
         more = len(t.rows) - len(rows)
         cut = [Text(f"({more} more rows: --top 0 shows all)", style="dim")] if more else []
         parts.extend([tab, *cut, summary, *notes, Text("")])

@@ -14,6 +14,7 @@ from kernelscope.presenters.base import (
     Presenter,
     Table,
     display_names,
+    note_text,
     render_csv,
     render_json,
     render_markdown,
@@ -82,7 +83,7 @@ def tables(objs: Sequence[CodeObject]) -> list[Table]:
 def rich_renderable(objs: Sequence[CodeObject]) -> Group:
     parts: list[RenderableType] = []
     for t in tables(objs):
-        parts += [rich_table(t), *(Text(f"note: {n}", style="yellow") for n in t.notes), Text("")]
+        parts += [rich_table(t), *(note_text(n) for n in t.notes), Text("")]
     return Group(*parts)
 
 

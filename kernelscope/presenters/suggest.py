@@ -7,7 +7,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from kernelscope.model.suggest import Experiment, SuggestResult
-from kernelscope.presenters.base import Column, Presenter, Table, render_json, render_markdown, rich_table
+from kernelscope.presenters.base import Column, Presenter, Table, note_text, render_json, render_markdown, rich_table
 
 COLUMNS = [
     Column("rank", "#"),
@@ -82,7 +82,7 @@ def rich_renderable(r: SuggestResult) -> Group:
     for e in r.experiments:
         parts.append(Text(f"\n{_title(e)}", style="bold"))
         parts += [Text(f"  {label}: {text}") for label, text in details(e)]
-    parts += [Text(f"note: {n}", style="yellow") for n in r.notes]
+    parts += [note_text(n) for n in r.notes]
     return Group(*parts)
 
 

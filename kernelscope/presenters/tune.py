@@ -15,6 +15,7 @@ from kernelscope.presenters.base import (
     Column,
     Presenter,
     Table,
+    note_text,
     render_csv,
     render_json,
     render_markdown,
@@ -181,7 +182,7 @@ def rich_renderable(r: TuneResult, all_candidates: bool = False) -> Group:
         title = "Candidates" if all_candidates else "Failed candidates (kept out of the search; --all shows every one)"
         hidden = ("ci_lo", "ci_hi", "samples", "device") + (() if all_candidates else ("median_us", "reused"))
         parts.append(rich_table(candidates_table(shown, title), hidden=hidden))
-    parts += [Text(f"note: {n}", style="yellow") for n in r.notes]
+    parts += [note_text(n) for n in r.notes]
     return Group(*parts)
 
 
@@ -221,7 +222,7 @@ def tunableop_renderable(r: TunableOpResult) -> Group:
         parts.append(Text(f"A/B not run: {r.ab.skipped}"))
     if r.results_path:
         parts.append(Text(f"results: {r.results_path}  (use: {' '.join(f'{k}={v}' for k, v in r.env.items())})"))
-    parts += [Text(f"note: {n}", style="yellow") for n in r.notes]
+    parts += [note_text(n) for n in r.notes]
     return Group(*parts)
 
 
