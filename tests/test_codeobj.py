@@ -177,6 +177,17 @@ def test_a_kernel_name_with_a_control_character_prints_escaped(tmp_path: Path) -
     assert obj["kernels"][0]["name"] == "a\x1bd"
 
 
+@pytest.mark.skipif(not _has_cuobjdump(), reason="needs cuobjdump (nvidia-cuda-cuobjdump wheel)")
+def test_a_cubin_without_a_block_size_says_how_to_get_occupancy() -> None:
+    """The H100 cubin taken from Triton's cache has no metadata beside it: no block size, so no occupancy; the
+    notes say which option gives it, and with it (Triton ran it with 8 warps: 256 threads) there is one."""
+    path = CODEOBJ / "h100_triton_mm_k_sm90a.cubin"
+    (obj,) = api.isa([path])
+    assert obj.kernels[0].occupancy is None and any("--block-size" in n for n in obj.notes)
+    (obj,) = api.isa([path], block_size=256)
+    assert obj.kernels[0].occupancy is not None and not any("--block-size" in n for n in obj.notes)
+
+
 def test_gfx950_is_disassembled_by_a_newer_llvm_or_says_why_not() -> None:
     """LLVM 19 does not know gfx950: a newer installed LLVM disassembles it (``./run setup`` installs Debian 12's
     llvm-22 where apt has it), and the kernel's instructions are that LLVM's own lines within the kernel's

@@ -45,10 +45,14 @@ def isa(
     for o in objs:
         for k in o.kernels:
             k.occupancy = occupancy(k, block_size, dynamic_shared)
-            if k.occupancy is None and arch_limits(k.arch) is None:
+            if k.occupancy is not None:
+                continue
+            if arch_limits(k.arch) is None:
                 note = f"occupancy: no limits for {k.arch} in kernelscope/data/arch"
-                if note not in o.notes:
-                    o.notes.append(note)
+            else:  # a cubin says no block size; Triton's metadata beside it would
+                note = "occupancy: the object names no block size: pass --block-size (and --dynamic-shared)"
+            if note not in o.notes:
+                o.notes.append(note)
     return objs
 
 
