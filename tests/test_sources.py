@@ -594,6 +594,19 @@ def test_code_objects_define_the_kernels_their_symbol_tables_name(tmp_path: Path
     }
 
 
+def test_a_gpu_no_code_object_was_built_for_finds_none(tmp_path: Path) -> None:
+    """Code objects are per GPU: with only gfx942 builds of ``add`` in the checkout, a kernel that ran on a gfx950
+    is not one of them (``not_found``, the builds listed, the reason naming what there is); on a gfx942 it is."""
+    data = Path(__file__).parent / "data" / "codeobj" / "add_gfx942.hsaco"
+    finder = _index(tmp_path, {f"kern/hsa/gfx942/{d}/add.co": data.read_bytes() for d in ("a", "b")})
+    finder.arch = "gfx950"
+    (m,) = finder.find(["add"])
+    assert m.status == "not_found" and len(m.candidates) == 2 and "only for gfx942, not gfx950" in m.reason
+    finder.arch = "gfx942"
+    (m,) = finder.find(["add"])
+    assert m.status == "resolved" and m.location is not None and m.location.path.startswith("hsa/gfx942/")
+
+
 def test_a_bare_name_is_looked_up_whole_before_its_function(tmp_path: Path) -> None:
     """A bare name is its own symbol: ``gemm_uk_128x256x128`` is defined under that name, though the
     classifier reads its function as ``gemm_uk`` (the tile is configuration); a name without a definition of

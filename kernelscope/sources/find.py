@@ -227,11 +227,14 @@ def _targets(path: str) -> set[str]:
 
 def _for_target(top: list[KernelDefinition], arch: str | None) -> list[KernelDefinition]:
     """The definitions for ``arch`` among equal ones: those whose path names it, else those naming no target
-    (a generic source beside per-target ones); all when none fits."""
+    (a generic source beside per-target ones); none when all are code objects built for other GPUs (a gfx942
+    object never ran on a gfx950); else all."""
     if arch is None:
         return top
     fit = [t for t in top if target(arch) in _targets(t.path)]
-    return fit or [t for t in top if not _targets(t.path)] or top
+    if fit or not all(PurePosixPath(t.path).suffix in CODE_OBJECT_EXT and _targets(t.path) for t in top):
+        return fit or [t for t in top if not _targets(t.path)] or top
+    return []
 
 
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|#[^\n]*", re.S)
@@ -490,6 +493,11 @@ class Finder:
         locs = [self._location(rid, p, line, sym, k, ns, s) for s, rid, p, line, sym, k, ns in scored]
         tied = [loc for loc in locs if loc.score == locs[0].score]
         top = _for_target(tied, self.arch)
+        if not top:
+            built = sorted({t for loc in tied for t in _targets(loc.path)})
+            base.reason = f"{ident.function} is built here only for {', '.join(built)}, not {self.arch}"
+            base.candidates = tied
+            return base
         picked = [f"the GPU ({self.arch})"] if len(top) < len(tied) else []  # what the name alone lacks
         texts: Texts = {t: definition_text(t) for t in top} if len({(t.repo, t.path) for t in top}) > 1 else {}
         if launch is not None and texts and len(kept := _as_launched(top, launch, texts)) < len(top):
