@@ -594,6 +594,26 @@ def test_code_objects_define_the_kernels_their_symbol_tables_name(tmp_path: Path
     }
 
 
+def test_a_code_object_v2_kernel_is_found_by_its_symbol_type() -> None:
+    """Code object v2 has no ``name.kd`` descriptors: its kernels are the symbols typed STT_AMDGPU_HSA_KERNEL
+    (10, which pyelftools calls STT_LOOS). A real object made v2-like: ``add`` typed 10 in both symbol tables
+    and its descriptor renamed away (same length), so only the type can name it."""
+    import io
+
+    from elftools.elf.elffile import ELFFile
+
+    from kernelscope.codeobj.amdgpu import kernel_symbols
+
+    data = bytearray((Path(__file__).parent / "data" / "codeobj" / "add_gfx942.hsaco").read_bytes())
+    elf = ELFFile(io.BytesIO(bytes(data)))
+    for table in (".dynsym", ".symtab"):
+        sec = elf.get_section_by_name(table)
+        i = next(i for i, sym in enumerate(sec.iter_symbols()) if sym.name == "add")
+        data[sec["sh_offset"] + i * sec["sh_entsize"] + 4] = (1 << 4) | 10  # st_info: STB_GLOBAL, type 10
+    data = bytearray(bytes(data).replace(b"\x00add.kd\x00", b"\x00add_kd\x00"))
+    assert kernel_symbols(bytes(data)) == ["add"]
+
+
 def test_a_gpu_no_code_object_was_built_for_finds_none(tmp_path: Path) -> None:
     """Code objects are per GPU: with only gfx942 builds of ``add`` in the checkout, a kernel that ran on a gfx950
     is not one of them (``not_found``, the builds listed, the reason naming what there is); on a gfx942 it is."""

@@ -26,7 +26,8 @@ from kernelscope.process import run_tool
 
 EM_AMDGPU = 224
 NT_AMDGPU_METADATA = 32
-_STT_AMDGPU_HSA_KERNEL = 10  # code object v2's kernel symbol type (pyelftools has no name for it)
+# code object v2's kernel symbol type, STT_AMDGPU_HSA_KERNEL (10): pyelftools names the value STT_LOOS
+_STT_AMDGPU_HSA_KERNEL = "STT_LOOS"
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 _GFX = re.compile(r"(gfx[0-9a-f]+)")
 # The GPU an object was built for, by the EF_AMDGPU_MACH field (e_flags & 0xff) of its ELF header: for code
@@ -132,7 +133,7 @@ def kernel_symbols(data: bytes) -> list[str]:
         v2: list[str] = []
         for sym in sec.iter_symbols():
             names.append(sym.name)
-            if sym["st_info"]["type"] in ("STT_AMDGPU_HSA_KERNEL", _STT_AMDGPU_HSA_KERNEL):
+            if sym["st_info"]["type"] == _STT_AMDGPU_HSA_KERNEL:
                 v2.append(sym.name)
         described = set(names)
         found = list(dict.fromkeys([n for n in names if n and f"{n}.kd" in described] + v2))
