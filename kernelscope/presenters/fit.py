@@ -138,7 +138,7 @@ def comparison_notes(report: FitComparison, k: KernelComparison) -> list[str]:
     """Where a column is empty, and why an input's cells say less (each input's notes, e.g. no mix)."""
     missing = [Path(i.path).name for i, c in zip(report.inputs, k.columns, strict=True) if c is None]
     notes = [f"{k.name}: not in {', '.join(missing)}"] if missing else []
-    return [one_line(n) for n in notes + [f"{Path(i.path).name}: {n}" for i in report.inputs for n in i.notes]]
+    return notes + [f"{Path(i.path).name}: {n}" for i in report.inputs for n in i.notes]
 
 
 def comparison_table(report: FitComparison, k: KernelComparison) -> RichTable:

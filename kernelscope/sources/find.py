@@ -24,7 +24,7 @@ from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.launches import TritonLaunch
 from kernelscope.model.source import KernelDefinition, SourceMatch, TestHit
 from kernelscope.sources.index import SourceIndex, github_url, link_tokens
-from kernelscope.sources.scan import CODE_OBJECT_EXT, NS_MACRO, TEST_DIRS, closing
+from kernelscope.sources.scan import CODE_OBJECT_EXT, IDENT, NS_MACRO, TEST_DIRS, closing
 
 # Kinds whose kernels have no source to find: generated at build/run time, or closed.
 NO_SOURCE = {
@@ -128,7 +128,6 @@ def _partly(ident: KernelIdentity, namespace: str, values: dict[str, str | None]
 _PYTHON_KINDS = {"triton", "flydsl", "helion", "cute", "op"}
 # a CuTe DSL kernel's generated name: its module's dotted path without the dots, then its class
 _CUTE_DSL = re.compile(r"^kernel_cutlass_kernel_(\w+?)_object_at_")
-_BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _spells(encoded: str, path: str, symbol: str) -> bool:
@@ -232,9 +231,11 @@ def _for_target(top: list[KernelDefinition], arch: str | None) -> list[KernelDef
     if arch is None:
         return top
     fit = [t for t in top if target(arch) in _targets(t.path)]
-    if fit or not all(PurePosixPath(t.path).suffix in CODE_OBJECT_EXT and _targets(t.path) for t in top):
-        return fit or [t for t in top if not _targets(t.path)] or top
-    return []
+    if fit:
+        return fit
+    if all(PurePosixPath(t.path).suffix in CODE_OBJECT_EXT and _targets(t.path) for t in top):
+        return []
+    return [t for t in top if not _targets(t.path)] or top
 
 
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*|#[^\n]*", re.S)
@@ -434,7 +435,7 @@ class Finder:
             # a bare name is its symbol whole (a code object's ``flatmm_uk_…_128x256x128_…``) before it is the
             # function the classifier reads out of it (``flatmm_uk_gfx9_f16f8``)
             whole = strip_suffixes(ident.name)
-            tries = [[whole]] if _BARE.fullmatch(whole) and whole != ident.function else []
+            tries = [[whole]] if IDENT.fullmatch(whole) and whole != ident.function else []
             tries.append(list(dict.fromkeys([ident.function, ident.function.lstrip("_") or ident.function])))
             for symbols in tries:
                 where = f"symbol IN ({','.join('?' * len(symbols))}) AND {repos} AND kind != ?"

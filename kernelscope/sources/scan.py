@@ -30,7 +30,8 @@ from kernelscope.identity.cxx import split_top
 PY_EXT = {".py"}
 CXX_EXT = {".cu", ".cuh", ".hip", ".h", ".hpp", ".cpp", ".cc", ".cxx", ".inl", ".inc", ".hxx"}
 GPU_EXT = {".cu", ".cuh", ".hip"}
-DATA_EXT = {".csv", ".co", ".hsaco"}
+CODE_OBJECT_EXT = {".co", ".hsaco"}  # AMDGPU code objects: read by their symbol table
+DATA_EXT = {".csv", *CODE_OBJECT_EXT}
 CMAKE = "CMakeLists.txt"
 TEST_DIRS = {"test", "tests", "op_tests", "unittest", "unittests", "testing"}
 
@@ -79,7 +80,7 @@ _HELION_DECOR = re.compile(r"^[ \t]*@helion\.kernel\b", re.M)
 _PY_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 _PY_CLASS = re.compile(r"^[ \t]*class[ \t]+(\w+)\b", re.M)
 _PY_TEST = re.compile(r"^([ \t]*)(?:async[ \t]+)?(?:def[ \t]+(test\w*)|class[ \t]+(Test\w*))", re.M)
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # a C/Python identifier: a symbol, a bare kernel name
 
 
 def _line_starts(text: str) -> list[int]:
@@ -148,7 +149,7 @@ def _refs(text: str, wanted: frozenset[str], scopes: list[tuple[int, str]]) -> l
     seen: set[tuple[str, str]] = set()
     out: list[TestRef] = []
     si, scope = 0, ""
-    for m in _IDENT.finditer(text):
+    for m in IDENT.finditer(text):
         tok = m.group()
         if tok not in wanted:
             continue
@@ -416,7 +417,6 @@ def cmake_targets(text: str) -> list[tuple[str, list[str]]]:
 
 
 _AITER_SYMBOL = re.compile(r"_ZN5aiter(\d+)")
-CODE_OBJECT_EXT = {".co", ".hsaco"}
 
 
 def symbol_definitions(symbols: list[str]) -> list[Definition]:
@@ -427,7 +427,7 @@ def symbol_definitions(symbols: list[str]) -> list[Definition]:
     for symbol in symbols:
         if _AITER_SYMBOL.match(symbol):
             out.extend(asm_definitions(symbol))
-        elif _IDENT.fullmatch(symbol) and not symbol.startswith("_Z"):
+        elif IDENT.fullmatch(symbol) and not symbol.startswith("_Z"):
             out.append(Definition(symbol, 1, "asm"))
     return list({(d.namespace, d.symbol): d for d in out}.values())
 
@@ -440,6 +440,6 @@ def asm_definitions(text: str) -> list[Definition]:
     for m in _AITER_SYMBOL.finditer(text):
         n = int(m.group(1))
         symbol = text[m.end() : m.end() + n]
-        if len(symbol) == n and text[m.end() + n : m.end() + n + 1] == "E" and _IDENT.fullmatch(symbol):
+        if len(symbol) == n and text[m.end() + n : m.end() + n + 1] == "E" and IDENT.fullmatch(symbol):
             out.append(Definition(symbol, _line_of(starts, m.start()), "asm", "aiter"))
     return list({d.symbol: d for d in out}.values())
