@@ -16,7 +16,7 @@ from kernelscope.errors import one_line
 from kernelscope.model.att import STATES, AttReport, AttResult
 from kernelscope.model.hotspots import Hotspot
 from kernelscope.model.source import SourceLocation
-from kernelscope.presenters.base import Column, Presenter, Table, render_json, render_markdown, rich_table
+from kernelscope.presenters.base import Column, Presenter, Table, render_json, render_markdown, rich_table, shown_text
 
 BAR = 24
 SPARK = "▁▂▃▄▅▆▇█"
@@ -244,28 +244,22 @@ def _timeline(r: AttResult) -> list[RenderableType]:
     return lines
 
 
-def _shown(text: str, style: str = "") -> Text:
-    """A capture's own strings (kernel name, disassembly, source paths and lines) as the terminal shows them:
-    control characters escaped."""
-    return Text(one_line(text), style=style)
-
-
 def rich_renderable(report: AttReport) -> Group:
     parts: list[RenderableType] = []
     for r in report.captures:
         stall, states, hot, lines, occ, check = tables(r)
-        parts += [_shown(r.path, "bold"), _shown("  ".join(f"{k}: {v}" for k, v in stall.summary), "dim")]
-        parts += [rich_table(stall), *(_shown(f"note: {n}", "yellow") for n in stall.notes)]
+        parts += [shown_text(r.path, "bold"), shown_text("  ".join(f"{k}: {v}" for k, v in stall.summary), "dim")]
+        parts += [rich_table(stall), *(shown_text(f"note: {n}", "yellow") for n in stall.notes)]
         if states.rows:
             parts.append(rich_table(states))
-        parts += [*(_shown(f"{states.title}: {n}", "dim") for n in states.notes), *_timeline(r), rich_table(hot)]
+        parts += [*(shown_text(f"{states.title}: {n}", "dim") for n in states.notes), *_timeline(r), rich_table(hot)]
         for h in r.hotspots[:CONTEXT_SHOWN]:
-            parts += [_shown(f"around {h.code_object}:0x{h.address:x} (stall cycles, instruction)", "bold")]
-            parts += [_shown(line, "bold red" if line.startswith(">") else "dim") for line in _context_lines(h)]
-        parts += [rich_table(lines), rich_table(occ), _shown("  ".join(f"{k}: {v}" for k, v in occ.summary), "dim")]
+            parts += [shown_text(f"around {h.code_object}:0x{h.address:x} (stall cycles, instruction)", "bold")]
+            parts += [shown_text(line, "bold red" if line.startswith(">") else "dim") for line in _context_lines(h)]
+        parts += [rich_table(lines), rich_table(occ), shown_text("  ".join(f"{k}: {v}" for k, v in occ.summary), "dim")]
         if check.rows:  # none under --code-only (the notes say why)
-            parts += [rich_table(check), _shown("  ".join(f"{k}: {v}" for k, v in check.summary), "dim")]
-        parts += [*(_shown(f"note: {n}", "yellow") for n in check.notes), Text("")]
+            parts += [rich_table(check), shown_text("  ".join(f"{k}: {v}" for k, v in check.summary), "dim")]
+        parts += [*(shown_text(f"note: {n}", "yellow") for n in check.notes), Text("")]
     return Group(*parts)
 
 

@@ -78,10 +78,15 @@ def display_names(names: Collection[str]) -> dict[str, str]:
     return {n: one_line(short_name(dm[n].text.removeprefix("void ") if dm[n].mangled else n, None)) for n in dm}
 
 
+def shown_text(text: str, style: str = "") -> Text:
+    """Text an input wrote (kernel names, disassembly, paths, notes quoting them) as the terminal shows it:
+    control characters escaped, and not rich markup."""
+    return Text(one_line(text), style=style)
+
+
 def note_text(note: str) -> Text:
-    """A note under a human table, as the terminal shows it: notes quote names and paths, so control characters
-    are escaped, and it is not rich markup."""
-    return Text(one_line(f"note: {note}"), style="yellow")
+    """A note under a human table (notes quote names and paths)."""
+    return shown_text(f"note: {note}", "yellow")
 
 
 def render_json(result: Any) -> str:

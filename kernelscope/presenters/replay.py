@@ -10,11 +10,11 @@ from pathlib import Path
 
 from rich.console import Group
 from rich.table import Table as RichTable
-from rich.text import Text
 
 from kernelscope.analyses.replay import describe_args
 from kernelscope.errors import one_line
 from kernelscope.model.replay import Replay, ReplayList
+from kernelscope.presenters.base import shown_text
 
 _TEMPLATE = Path(__file__).with_name("replay_template.py")
 _BODY = "from __future__ import annotations\n"  # the template's code starts here; its comments stay behind
@@ -54,38 +54,32 @@ def _docstring(r: Replay, name: str) -> str:
     return f'"""{text}\n"""\n\n'
 
 
-def _shown(text: str, style: str = "") -> Text:
-    """Text from the trace (kernel and op names, arguments, the GPU's name) as the terminal shows it: not rich
-    markup, control characters escaped."""
-    return Text(one_line(text), style=style)
-
-
 def rich_renderable(r: Replay) -> Group:
     """What was chosen, what the trace says about it, and what the script assumed."""
     grid = RichTable.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column(overflow="fold")
-    grid.add_row("op", _shown(f"{r.op}  (rank {r.rank} of {r.matches} matching {r.selection})"))
-    grid.add_row("args", _shown(describe_args(r.args)))
+    grid.add_row("op", shown_text(f"{r.op}  (rank {r.rank} of {r.matches} matching {r.selection})"))
+    grid.add_row("args", shown_text(describe_args(r.args)))
     grid.add_row(
         "trace",
-        _shown(
+        shown_text(
             f"{Path(r.trace).name} on {r.device or 'an unnamed GPU'}: {r.calls} calls, "
             f"{r.kernel_ns / 1e3:,.1f} µs of kernels per call (median), {r.total_ns / 1e3:,.1f} µs in all"
         ),
     )
     for k, ns in zip(r.kernels, r.kernel_each_ns, strict=True):
-        grid.add_row("kernel", _shown(f"{ns / 1e3:,.1f} µs  {k}"))
+        grid.add_row("kernel", shown_text(f"{ns / 1e3:,.1f} µs  {k}"))
     for n in r.notes:
-        grid.add_row("note", _shown(n, style="yellow"))
+        grid.add_row("note", shown_text(n, style="yellow"))
     if r.script is not None:
-        grid.add_row("script", _shown(f"{r.script}  (python3 SCRIPT [--check])"))
+        grid.add_row("script", shown_text(f"{r.script}  (python3 SCRIPT [--check])"))
     return Group(grid)
 
 
 def list_renderable(r: ReplayList) -> RichTable:
     """The matching signatures, hottest first, with why the ones that cannot be replayed cannot."""
-    title = _shown(f"{r.trace}: {r.selection} ({r.device or 'unnamed GPU'})")
+    title = shown_text(f"{r.trace}: {r.selection} ({r.device or 'unnamed GPU'})")
     tab = RichTable(title=title, title_justify="left", header_style="bold")
     for h in ("#", "op", "args", "calls", "µs total", "µs/call", "kernels"):
         tab.add_column(h, justify="right" if h in ("#", "calls", "µs total", "µs/call") else "left", overflow="fold")
@@ -93,11 +87,11 @@ def list_renderable(r: ReplayList) -> RichTable:
         kernels = "; ".join(c.kernels) if c.replayable else f"(not replayable: {c.why_not}) " + "; ".join(c.kernels)
         tab.add_row(
             str(c.rank),
-            _shown(c.op),
-            _shown(c.args),
+            shown_text(c.op),
+            shown_text(c.args),
             str(c.calls),
             f"{c.total_ns / 1e3:,.1f}",
             f"{c.kernel_ns / 1e3:,.1f}",
-            _shown(kernels, style="" if c.replayable else "dim"),
+            shown_text(kernels, style="" if c.replayable else "dim"),
         )
     return tab
