@@ -266,6 +266,32 @@ def test_att_code_table_out_of_int64(tmp_path: Path) -> None:
         att.read(folder, workers=1)
 
 
+@pytest.mark.parametrize("column", [6, 7, 8, 9])
+def test_att_negative_cycle_counts_are_refused(tmp_path: Path, column: int) -> None:
+    """code.json's hit, latency, stall and idle columns count events and cycles: a negative one is a damaged
+    file, refused in one line, never summed into negative stall totals."""
+    src = next((DATA / "att" / "fused_rope_cache" / "big").iterdir())
+    folder = tmp_path / src.name
+    shutil.copytree(src, folder)
+    doc = json.loads((folder / "code.json").read_text())
+    doc["code"][3][column] = -1
+    (folder / "code.json").write_text(json.dumps(doc))
+    with pytest.raises(FormatError, match="negative count"):
+        att.read(folder, workers=1)
+
+
+def test_att_negative_wave_state_count_is_refused(tmp_path: Path) -> None:
+    src = next((DATA / "att" / "fused_rope_cache" / "big").iterdir())
+    folder = tmp_path / src.name
+    shutil.copytree(src, folder)
+    path = next(folder.glob("wstates*.json"))
+    doc = json.loads(path.read_text())
+    doc["state"][0] = -3
+    path.write_text(json.dumps(doc))
+    with pytest.raises(FormatError, match="negative number"):
+        att.read(folder, workers=1)
+
+
 # --- text: invalid UTF-8 in a name (replaced) and in the structure (a FormatError) ----------------------
 
 

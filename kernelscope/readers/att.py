@@ -358,6 +358,8 @@ def _wstates(folder: Path) -> list[StateSeries]:
             times, counts = numbers.int64s(doc.time), numbers.int64s(doc.state)
             if times is None or counts is None:
                 raise FormatError(path, "integer times and counts", "a number outside int64")
+            if (times < 0).any() or (counts < 0).any():
+                raise FormatError(path, "times and wave counts that are not negative", "a negative number")
             series.append(StateSeries(state, times, counts))
     return series
 
@@ -369,6 +371,10 @@ def _columns(rows: list[_Row], path: Path) -> CodeTable:
     if any(a is None for a in ints):
         raise FormatError(path, f"code.json: [{CODE_HEADER}] with integer numbers", "a number outside int64")
     line_a, obj_a, address_a, hits_a, latency_a, stall_a, idle_a = (a for a in ints if a is not None)
+    if any(bool((a < 0).any()) for a in (hits_a, latency_a, stall_a, idle_a)):
+        raise FormatError(
+            path, "code.json: hit, latency, stall and idle counts that are not negative", "a negative count"
+        )
     table = CodeTable(
         isa=list(isa),
         source=list(source),
