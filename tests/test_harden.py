@@ -253,6 +253,25 @@ def test_profile_json_huge_or_negative_times_are_dropped(tmp_path: Path) -> None
     assert len(cols) == len(prof.launches) - 1
 
 
+def test_host_ranges_with_huge_ids_or_impossible_times_never_reach_the_columns() -> None:
+    """A host range's thread id beyond int64 is "thread unknown"; a harness mark with an impossible time is
+    dropped (kscope's own profile JSON carries both; a damaged one reached numpy's int64 conversion)."""
+    from kernelscope.model.columns import HARNESS_MARK, NO_DEVICE, LaunchColumns
+    from kernelscope.model.records import Annotation
+
+    prof = readers.read(DATA / "kineto" / "h100_transformer_eager.json.gz")
+    k = prof.launches[0]
+    marks = [
+        Annotation(name=HARNESS_MARK + "do_bench", start_ns=2**64, end_ns=2**64 + 5, thread=1),
+        Annotation(name=HARNESS_MARK + "do_bench", start_ns=10, end_ns=5, thread=1),
+        Annotation(name="aten::mm", start_ns=1, end_ns=2, thread=2**70),
+    ]
+    cols = LaunchColumns.from_profile(msgspec.structs.replace(prof, annotations=[*prof.annotations, *marks]))
+    batch = next(c for c in cols if c.rank == k.rank and c.host is not None)  # the rank's first batch holds them
+    assert batch.harness_marks is not None and batch.harness_marks.shape == (0, 2)
+    assert batch.host is not None and NO_DEVICE in batch.host.device.tolist()
+
+
 def test_att_code_table_out_of_int64(tmp_path: Path) -> None:
     src = next((DATA / "att" / "fused_rope_cache" / "big").iterdir())
     folder = tmp_path / src.name

@@ -131,7 +131,7 @@ class LaunchColumns:
         for a in profile.annotations:
             if a.domain == "host":
                 hosts.setdefault(a.rank, []).append(a)
-                if a.name.startswith(HARNESS_MARK):
+                if a.name.startswith(HARNESS_MARK) and _timed(a):
                     marks.setdefault(a.rank, []).append(a)
         out = []
         for (rank, vendor, _), (ks, ms) in groups.items():
@@ -164,14 +164,19 @@ class LaunchColumns:
         return out
 
 
-def column_id(c: int | None) -> int:
-    """An id (correlation, op call, stream) as a column value: NO_CORRELATION when absent or beyond int64."""
-    return c if c is not None and numbers.is_int64(c) else NO_CORRELATION
+def column_id(c: int | None, missing: int = NO_CORRELATION) -> int:
+    """An id (correlation, op call, stream, thread) as a column value: ``missing`` when absent or beyond int64."""
+    return c if c is not None and numbers.is_int64(c) else missing
+
+
+def _timed(a: Annotation) -> bool:
+    """An annotation whose start and duration are possible times (a damaged file's are dropped)."""
+    return numbers.is_duration(a.start_ns) and numbers.is_duration(a.end_ns - a.start_ns)
 
 
 def _annotation_columns(notes: Sequence[Annotation]) -> OpColumns:
     """Host annotations as host-work columns (thread id in ``device``)."""
-    ok = [a for a in notes if numbers.is_duration(a.start_ns) and numbers.is_duration(a.end_ns - a.start_ns)]
+    ok = [a for a in notes if _timed(a)]
     ids: dict[str, int] = {}
     idx = [ids.setdefault(a.name, len(ids)) for a in ok]
     return OpColumns(
@@ -179,5 +184,5 @@ def _annotation_columns(notes: Sequence[Annotation]) -> OpColumns:
         name_idx=np.array(idx, np.int64),
         duration_ns=np.array([a.end_ns - a.start_ns for a in ok], np.int64),
         start_ns=np.array([a.start_ns for a in ok], np.int64),
-        device=np.array([a.thread if a.thread is not None else NO_DEVICE for a in ok], np.int64),
+        device=np.array([column_id(a.thread, NO_DEVICE) for a in ok], np.int64),
     )
