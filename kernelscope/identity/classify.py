@@ -159,11 +159,17 @@ def _category(kind: str, fields: dict[str, str], rules: RuleSet) -> tuple[str, s
     return rule.category or "other", rule.id
 
 
-def _context(text: str, library: str | None, raw: str) -> str:
-    """The words of the signature, less the library's own name (fbgemm_gpu, thrust: it says nothing of the
-    operation), and of the source file an anonymous namespace of the symbol was named after."""
+def _context(comps: list[cxx.Component], library: str | None, raw: str) -> str:
+    """The words of the qualified name and its template arguments, less the library's own name (fbgemm_gpu,
+    thrust: it says nothing of the operation), and of the source file an anonymous namespace of the symbol
+    was named after. Of the parameters only a parameter struct (``SparseAttentionIndexerParams``): their other
+    types (``LogProb``, ``PackedTensorAccessor<…IndexBoundsCheck…>``) name data, not the operation."""
     drop = set(words(library).split()) if library else set()
-    return " ".join(w for w in words(text, *_anonymous_files(raw)).split() if w not in drop)
+    named = [part for c in comps for part in (c.name, *c.targs, *_PARAM_STRUCT.findall(c.params or ""))]
+    return " ".join(w for w in words(*named, *_anonymous_files(raw)).split() if w not in drop)
+
+
+_PARAM_STRUCT = re.compile(r"\w+?(?:_?[Pp]arams?|_?[Aa]rgs|_?[Aa]rguments)\b")
 
 
 # nvcc names a file's anonymous namespace _GLOBAL__N__<hash>_<length>_<file>_<ext>_<hash>; demangled it is only
@@ -201,7 +207,7 @@ def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
         "text": text,
         "words": words(function),
         "ns": words(*namespaces),
-        "context": _context(text, namespaces[0] if namespaces else None, raw),
+        "context": _context(comps, namespaces[0] if namespaces else None, raw),
     }
     kind_rule = next(r for r in rules.kinds if r.applies(fields))
     kind = kind_rule.kind or "unknown"
