@@ -70,14 +70,16 @@ def signal_name(number: int) -> str:
 TOOL_TIMEOUT_S = 120.0  # llvm-objdump, cuobjdump, c++filt: seconds on the largest real inputs, never minutes
 
 
-def run_tool(argv: list[str], *, input: str | None = None, timeout_s: float = TOOL_TIMEOUT_S) -> CompletedText:
+def run_tool(
+    argv: list[str], *, input: str | None = None, timeout_s: float = TOOL_TIMEOUT_S, cwd: Path | None = None
+) -> CompletedText:
     """Run an external tool (a disassembler, a demangler) to completion with a timeout; its output as text
     (invalid UTF-8 replaced). Not starting, or running past ``timeout_s``, is one ``ToolFailedError`` line;
     the caller judges the exit status."""
     name = Path(argv[0]).name
     try:
         return subprocess.run(
-            argv, input=input, capture_output=True, text=True, errors="replace", timeout=timeout_s, check=False
+            argv, input=input, capture_output=True, text=True, errors="replace", timeout=timeout_s, check=False, cwd=cwd
         )
     except subprocess.TimeoutExpired:
         raise ToolFailedError(f"{name} ran past its {timeout_s:g} s timeout and was stopped") from None

@@ -291,6 +291,32 @@ def test_cubin_the_disassembler_refuses_keeps_its_resources() -> None:
     assert k.mix == {} and any(n.startswith("no SASS mix for sm_52") for n in obj.notes)
 
 
+@pytest.mark.skipif(not _has_cuobjdump(), reason="needs cuobjdump")
+def test_a_fat_binary_is_disassembled_one_cubin_at_a_time() -> None:
+    """tests/data/codeobj/fatbin/README.md: one cubin the disassembler refuses (sm_52) costs only its own mix;
+    the others have the instructions, mix and registers each cubin has read alone, though their fatbin entries
+    say sm_90 and their own listings sm_90a. (Disassembled whole, the sm_52 cubin had cost every mix.)"""
+    ticks: list[tuple[str, int, int]] = []
+    (obj,) = api.isa([CODEOBJ / "fatbin" / "k.fatbin"], progress=lambda *t: ticks.append(t))
+    alone = {
+        k.name: k
+        for c in ("ptxas/scale_sm52.cubin", "add_sm90.cubin", "softmax_sm90.cubin")
+        for k in api.isa([CODEOBJ / c])[0].kernels
+    }
+    assert sorted(k.name for k in obj.kernels) == ["add", "scale", "softmax"]
+    for k in obj.kernels:
+        a = alone[k.name]
+        assert (k.registers, k.instructions, k.mix, k.shared_bytes) == (
+            a.registers,
+            a.instructions,
+            a.mix,
+            a.shared_bytes,
+        )
+    assert [k.instructions for k in sorted(obj.kernels, key=lambda k: k.name)] == [96, None, 408]
+    assert [n for n in obj.notes if n.startswith("no SASS mix")] == [next(n for n in obj.notes if "sm_52" in n)]
+    assert ticks[-1] == ("cubins of k.fatbin", 3, 3)
+
+
 @pytest.mark.parametrize(
     ("cubin", "arch"),
     [("ptxas/scale_sm52.cubin", "sm_52"), ("add_sm90.cubin", "sm_90"), ("h100_triton_mm_k_sm90a.cubin", "sm_90")],

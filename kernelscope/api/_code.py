@@ -16,6 +16,7 @@ from kernelscope.api._gap import gap_report
 from kernelscope.ceilings.measure import CeilingProfile
 from kernelscope.ceilings.store import find_profile, load_profile
 from kernelscope.codeobj.mix import matrix_dtype, sass_opcode
+from kernelscope.codeobj.nvidia import Progress
 from kernelscope.codeobj.read import read_code_objects
 from kernelscope.errors import InputError
 from kernelscope.hw.specs import GpuSpec, database, detect, lookup
@@ -34,14 +35,16 @@ def isa(
     block_size: int | None = None,
     dynamic_shared: int | None = None,
     arch: str | None = None,
+    progress: Progress | None = None,
 ) -> list[CodeObject]:
     """``kscope isa``: resources, instruction mix and occupancy of every kernel in the code objects
-    (only ``arch``'s, e.g. ``sm_90`` or ``gfx942``, from binaries built for several)."""
+    (only ``arch``'s, e.g. ``sm_90`` or ``gfx942``, from binaries built for several); ``progress(what, done,
+    total)`` ticks per file of a folder and per cubin of a fat binary."""
     if not paths:
         raise InputError("no code objects given")
     if block_size is not None and block_size <= 0:
         raise InputError(f"--block-size {block_size}: must be a positive thread count")
-    objs = read_code_objects([Path(p) for p in paths], arch)
+    objs = read_code_objects([Path(p) for p in paths], arch, progress)
     for o in objs:
         for k in o.kernels:
             k.occupancy = occupancy(k, block_size, dynamic_shared)
@@ -82,10 +85,11 @@ def fit(
     dynamic_shared: int | None = None,
     arch: str | None = None,
     trace: Sequence[str | Path] | None = None,
+    progress: Progress | None = None,
 ) -> FitReport:
     """``kscope fit``: the ISA fit view of every kernel in the code objects; with ``trace`` (a profile of the
     workload), of a timed kernel only the binary that fits the variant that ran most."""
-    objs = isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
+    objs = isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch, progress=progress)
     ran = which_ran(objs, gap_report(trace).kernels) if trace else {}
     return FitReport(
         kernels=[fit_kernel(k) for o in objs for k in o.kernels if not (id(k) in ran and ran[id(k)] is None)]
@@ -98,10 +102,11 @@ def fit_compare(
     block_size: int | None = None,
     dynamic_shared: int | None = None,
     arch: str | None = None,
+    progress: Progress | None = None,
 ) -> FitComparison:
     """``kscope fit --compare``: the same kernels of several code objects side by side, one column each
     (a fat binary gives one per architecture, so one bundle of two targets is enough)."""
-    objs = isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
+    objs = isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch, progress=progress)
     if len(objs) < 2:
         got = ", ".join(f"{o.path} ({o.arch})" for o in objs)
         raise InputError(f"--compare needs at least two code objects, got {len(objs)}: {got}")

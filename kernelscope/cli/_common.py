@@ -12,7 +12,15 @@ from typing import Annotated, Any, Optional, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from kernelscope.errors import InputWarning, KernelscopeError, one_line
 from kernelscope.presenters.base import Presenter, by_extension, render_json
@@ -64,6 +72,18 @@ def progress_bar(*, counted: bool = True, auto_refresh: bool = True) -> Progress
     # off: a quiet console too, since rich < 15 prints a newline when a disabled live display stops
     console = err if err.is_terminal else Console(stderr=True, quiet=True)
     return Progress(*columns, console=console, transient=True, disable=not err.is_terminal, auto_refresh=auto_refresh)
+
+
+def ticker(bar: Progress, label: Callable[[str], str] = str) -> Callable[[str, int, int], None]:
+    """A ``progress(what, done, total)`` callback that keeps one bar per ``what`` (a file, a folder)."""
+    tasks: dict[str, TaskID] = {}
+
+    def tick(what: str, done: int, total: int) -> None:
+        if what not in tasks:
+            tasks[what] = bar.add_task(label(what), total=total)
+        bar.update(tasks[what], completed=done, refresh=True)
+
+    return tick
 
 
 def either(choices: tuple[str, ...]) -> str:

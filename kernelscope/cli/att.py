@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.progress import TaskID
 
 from kernelscope import api
-from kernelscope.cli._common import emit, guarded, out, pick, progress_bar
+from kernelscope.cli._common import emit, guarded, out, pick, progress_bar, ticker
 from kernelscope.presenters.att import PRESENTERS, rich_renderable
 
 
@@ -43,13 +42,7 @@ def att(
     """Stall hotspots with disassembly and source, stall classes, wave states, occupancy, code.json check."""
     presenter = pick({"json": json, "markdown": markdown}, output, PRESENTERS)
     with progress_bar(auto_refresh=False) as bar:  # no refresh thread: large captures are read by forked processes
-        tasks: dict[str, TaskID] = {}
-
-        def tick(folder: str, done: int, total: int) -> None:
-            if folder not in tasks:
-                tasks[folder] = bar.add_task(f"wave files of {Path(folder).name}", total=total)
-            bar.update(tasks[folder], completed=done, refresh=True)
-
+        tick = ticker(bar, lambda folder: f"wave files of {Path(folder).name}")
         report = api.att(
             dirs, top=top, context=context, bins=bins, arch=arch, code_only=code_only, workers=workers, progress=tick
         )

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import emit, guarded, out, pick
+from kernelscope.cli._common import emit, guarded, out, pick, progress_bar, ticker
 from kernelscope.presenters.fit import PRESENTERS, render_comparison, render_text
 
 
@@ -36,13 +36,19 @@ def fit(
     """Resources against the architecture's limits, instruction mix, limiter and what is left on the table."""
     presenter = pick({"json": json}, output, PRESENTERS)
     if compare:
-        table = api.fit_compare(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
+        with progress_bar() as bar:
+            table = api.fit_compare(
+                paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch, progress=ticker(bar)
+            )
         if presenter is None:
             out.print(render_comparison(table))
         else:
             emit(presenter, table, output)
         return
-    report = api.fit(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch, trace=trace)
+    with progress_bar() as bar:
+        report = api.fit(
+            paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch, trace=trace, progress=ticker(bar)
+        )
     if presenter is None:
         sys.stdout.write(render_text(report))
     else:

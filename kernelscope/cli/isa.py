@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import Parquet, emit, guarded, out, pick
+from kernelscope.cli._common import Parquet, emit, guarded, out, pick, progress_bar, ticker
 from kernelscope.presenters.isa import PRESENTERS, rich_renderable
 
 
@@ -38,7 +38,8 @@ def isa(
 ) -> None:
     """Registers, spills, LDS/shared memory, scratch, instruction mix and occupancy of each kernel."""
     presenter = pick({"json": json, "csv": csv, "markdown": markdown, "parquet": parquet}, output, PRESENTERS)
-    objs = api.isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch)
+    with progress_bar() as bar:
+        objs = api.isa(paths, block_size=block_size, dynamic_shared=dynamic_shared, arch=arch, progress=ticker(bar))
     if presenter is None:
         out.print(rich_renderable(objs))
     else:

@@ -1,14 +1,20 @@
 """NVIDIA code objects (cubin, fatbin, host ELF/.so with embedded fatbins) through ``cuobjdump``.
 
 Resources come from ``cuobjdump --dump-resource-usage`` (REG, STACK, SHARED, LOCAL, CONSTANT[n]);
-the instruction mix from ``cuobjdump -sass``. Both print one block per embedded ELF, each headed by
-its architecture, so a fatbin with several architectures yields one kernel record per (arch, kernel).
+the instruction mix from ``cuobjdump -sass``, one embedded ELF (cubin) at a time. Both print one block per
+ELF, each headed by its architecture, so a fatbin with several architectures yields one kernel record per
+(arch, kernel).
 """
 
 from __future__ import annotations
 
 import io
+import os
 import re
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
@@ -17,7 +23,7 @@ from elftools.elf.sections import SymbolTableSection
 
 from kernelscope.codeobj.mix import matrix_dtype, nvidia_mix
 from kernelscope.codeobj.tools import ELF_ERRORS, cuda_tool
-from kernelscope.errors import FormatError
+from kernelscope.errors import FormatError, ToolFailedError
 from kernelscope.model.codeobj import CodeObject, KernelCode
 from kernelscope.process import run_tool
 
@@ -27,11 +33,12 @@ _ARCH = re.compile(r"(?:arch = |code for |\.target\s+)(sm_\d+[a-z]?)")
 _FUNCTION = re.compile(r"^\s*Function (\S+?):?\s*$")
 _SASS_FUNCTION = re.compile(r"^\s*Function : (\S+)")
 _RESOURCE = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
+Progress = Callable[[str, int, int], None]  # what is being read, done, total
 _SASS = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.x]*)")
 
 
-def _run(args: list[str], path: Path) -> str:
-    proc = run_tool(args)
+def _run(args: list[str], path: Path, cwd: Path | None = None) -> str:
+    proc = run_tool(args, cwd=cwd)
     if proc.returncode != 0:
         first = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise FormatError(path, "a CUDA binary cuobjdump can read", first)
@@ -105,24 +112,55 @@ def elf_arch(data: bytes) -> str | None:
     return f"sm_{sm}" if sm else None
 
 
-def _sass_per_arch(tool: str, path: Path, arches: list[str], notes: list[str]) -> dict[tuple[str, str], list[str]]:
-    """SASS one architecture at a time, for fat libraries that mix architectures this nvdisasm reads
-    with ones it dropped (CUDA 13 refuses sm_50..sm_72): the others keep their mix."""
+def _sass_by_cubin(
+    tool: str, path: Path, only: list[str], notes: list[str], progress: Progress | None
+) -> dict[tuple[str, str], list[str]]:
+    """SASS of a fat binary one embedded cubin at a time, the cubins in parallel: one ``cuobjdump -sass`` of
+    a serving library (sglang-kernel's common_ops: 210 cubins, 7 M lines) runs minutes on one core, past the
+    tool timeout. A cubin this disassembler refuses (CUDA 13 drops sm_50..sm_72) or times out on costs only
+    its own mix, one note per architecture."""
+    with tempfile.TemporaryDirectory(prefix="kscope-cubins-") as tmp:
+        _run([tool, *only, "-xelf", "all", str(path.resolve())], path, cwd=Path(tmp))
+        cubins = sorted(Path(tmp).glob("*.cubin"))
+        with ThreadPoolExecutor(max_workers=max(1, min(len(cubins), os.cpu_count() or 1))) as pool:
+            listings = []
+            for listing in pool.map(lambda cubin: _cubin_sass(tool, cubin, path), cubins):
+                listings.append(listing)
+                if progress:
+                    progress(f"cubins of {path.name}", len(listings), len(cubins))
     out: dict[tuple[str, str], list[str]] = {}
-    for arch in arches:
-        try:
-            out.update(_sass(_run([tool, "-sass", "-arch", arch, str(path)], path)))
-        except FormatError as exc:
-            notes.append(_no_mix(arch, exc))
+    failed: dict[str, str] = {}
+    for cubin, listing in zip(cubins, listings, strict=True):
+        if isinstance(listing, str):
+            failed.setdefault(cubin.name.split(".")[-2], listing)  # <library>.<n>.<sm_90a>.cubin
+        else:
+            out.update(listing)
+    notes.extend(f"no SASS mix for {arch}: {why}" for arch, why in sorted(failed.items()))
     return out
+
+
+def _cubin_sass(tool: str, cubin: Path, path: Path) -> dict[tuple[str, str], list[str]] | str:
+    """One cubin's SASS per (arch, function), or why the disassembler gave none."""
+    try:
+        return _sass(_run([tool, "-sass", str(cubin)], path))
+    except FormatError as exc:
+        return exc.found
+    except ToolFailedError as exc:
+        return str(exc)
+
+
+def _base(sm: str) -> str:
+    """``sm_90a``/``sm_100f`` -> ``sm_90``/``sm_100``: the SM number without its feature suffix."""
+    return sm.rstrip("abcdefghijklmnopqrstuvwxyz")
 
 
 def _no_mix(arch: str, exc: FormatError) -> str:
     return f"no SASS mix for {arch}: {exc.found}"
 
 
-def read(path: Path, fmt: str, arch: str | None = None) -> CodeObject:
-    """Every kernel of the binary (only ``arch``'s, e.g. ``sm_90``, when given)."""
+def read(path: Path, fmt: str, arch: str | None = None, progress: Progress | None = None) -> CodeObject:
+    """Every kernel of the binary (only ``arch``'s, e.g. ``sm_90``, when given); ``progress`` ticks per
+    embedded cubin disassembled."""
     tool = cuda_tool("cuobjdump")
     only = ["-arch", arch] if arch else []
     res = _resources(_run([tool, "--dump-resource-usage", *only, str(path)], path))
@@ -130,23 +168,27 @@ def read(path: Path, fmt: str, arch: str | None = None) -> CodeObject:
     # a lone cubin's listings name no architecture: the SASS listing does, else the ELF header
     header = (elf_arch(path.read_bytes()[:64]) if fmt == "cubin" else None) or "unknown"
     try:
-        sass = _sass(_run([tool, "-sass", *only, str(path)], path))
+        if fmt == "cubin":
+            sass = _sass(_run([tool, "-sass", *only, str(path)], path))
+        else:
+            sass = _sass_by_cubin(tool, path, only, notes, progress)
     except FormatError as exc:
         if not res:
             raise
-        if fmt == "cubin":  # one architecture, and the disassembler refused it
-            notes.append(_no_mix(header, exc))
-            sass = {}
-        else:
-            sass = _sass_per_arch(tool, path, sorted({a for a, _ in res if a != "unknown"}), notes)
+        notes.append(_no_mix(header, exc))  # a cubin of an architecture the disassembler refused
+        sass = {}
     if not res and not sass and not arch:  # with arch: simply none for that architecture
         raise FormatError(path, "a CUDA binary with device code", "no kernels in cuobjdump's output")
     sass_arch = {name: sm for sm, name in sass}
+    # a cubin's own listing can name sm_100 where its fatbin entry says sm_100f (or sm_90a, sm_90): the one
+    # listing of the kernel for that SM number, when there is exactly one
+    bases = Counter((_base(sm), name) for sm, name in sass)
+    by_base = {(_base(sm), name): ops for (sm, name), ops in sass.items() if bases[(_base(sm), name)] == 1}
     res = {(sass_arch.get(n, header) if a == "unknown" else a, n): r for (a, n), r in res.items()}
     reserved = reservation_in_static(path, fmt)
     kernels = []
     for (sm, name), r in sorted(res.items()):
-        ops = sass.get((sm, name), [])
+        ops = sass.get((sm, name)) or by_base.get((_base(sm), name), [])
         const = {k.lower().replace("[", "").replace("]", ""): v for k, v in r.items() if k.startswith("CONSTANT")}
         kernels.append(
             KernelCode(

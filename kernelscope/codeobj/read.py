@@ -66,7 +66,7 @@ def _kept(obj: CodeObject) -> list[CodeObject]:
     return [obj] if obj.kernels else []
 
 
-def read_binary(path: Path, arch: str | None = None) -> list[CodeObject]:
+def read_binary(path: Path, arch: str | None = None, progress: nvidia.Progress | None = None) -> list[CodeObject]:
     """The code objects in one file (a bundle or fatbin can hold several); only ``arch``'s when given."""
     data = read_bytes(path)
     if amdgpu.is_amdgpu_elf(data):
@@ -75,13 +75,13 @@ def read_binary(path: Path, arch: str | None = None) -> list[CodeObject]:
     if data.startswith(amdgpu.BUNDLE_MAGIC):
         return _bundle(path, data, arch)
     if data[:4] == b"\x7fELF" and int.from_bytes(data[18:20], "little") == nvidia.EM_CUDA:
-        return _kept(nvidia.read(path, "cubin", arch))
+        return _kept(nvidia.read(path, "cubin", arch, progress))
     if data[:4] == nvidia.FATBIN_MAGIC:
-        return _kept(nvidia.read(path, "fatbin", arch))
+        return _kept(nvidia.read(path, "fatbin", arch, progress))
     if data[:4] == b"\x7fELF":
         sections = _host_sections(data)
         if ".nv_fatbin" in sections or "__nv_relfatbin" in sections:
-            return _kept(nvidia.read(path, "elf-with-fatbin", arch))
+            return _kept(nvidia.read(path, "elf-with-fatbin", arch, progress))
         if ".hip_fatbin" in sections:
             return _bundle(path, sections[".hip_fatbin"], arch)
     raise FormatError(
@@ -117,15 +117,22 @@ def _files(path: Path) -> Iterator[Path]:
         yield path
 
 
-def read_code_objects(paths: list[Path], arch: str | None = None) -> list[CodeObject]:
+def read_code_objects(
+    paths: list[Path], arch: str | None = None, progress: nvidia.Progress | None = None
+) -> list[CodeObject]:
+    """Every code object in ``paths`` (files, or folders such as a Triton cache walked for binaries);
+    ``progress`` ticks per file read and per embedded cubin disassembled."""
     out: list[CodeObject] = []
     for given in paths:
         if not given.exists():
             raise InputError(f"{given}: no such file or directory")
         found = 0
-        for f in _files(given):
+        files = list(_files(given))
+        for i, f in enumerate(files, 1):
+            if progress and len(files) > 1:
+                progress(f"files in {given.name}", i, len(files))
             try:
-                objs = read_binary(f, arch)
+                objs = read_binary(f, arch, progress)
             except FormatError:
                 if given.is_dir():  # a cache directory holds other files too
                     continue
