@@ -245,6 +245,13 @@ def test_profile_json_huge_or_negative_times_are_dropped(tmp_path: Path) -> None
     with pytest.warns(DroppedRecordsWarning, match="dropped"):
         loaded = Profile.load(path)
     assert 1 <= len(prof.launches) - len(loaded.launches) <= 2
+    raw = path.read_text().replace(f'"duration_ns":{2**64}', f'"duration_ns":{first["duration_ns"]}', 1)
+    raw = raw.replace('"start_ns":-1', f'"start_ns":{first["start_ns"]}', 1)
+    value = next(k["launch_dur_ns"] for k in json.loads(raw)["launches"] if k.get("launch_dur_ns"))
+    path.write_text(raw.replace(f'"launch_dur_ns":{value},', '"launch_dur_ns":-1,', 1))  # a launching call's time
+    with pytest.warns(DroppedRecordsWarning, match="dropped"):
+        loaded = Profile.load(path)
+    assert len(prof.launches) - len(loaded.launches) == 1
     from kernelscope.model.columns import OpColumns
 
     bad = [msgspec.structs.replace(prof.launches[0], duration_ns=2**64), *prof.launches[1:]]

@@ -130,11 +130,12 @@ def int64s(values: Sequence[object]) -> np.ndarray | None:
 
 def possible_times(rec: object) -> bool:
     """A record's times are possible: ``duration_ns`` (when it has one) a non-negative int64, ``start_ns``,
-    ``end_ns`` and ``launch_ns`` absent or non-negative int64 (profilers count from a session or boot)."""
+    ``end_ns``, ``launch_ns`` and ``launch_dur_ns`` absent or non-negative int64 (profilers count from a
+    session or boot)."""
     d = getattr(rec, "duration_ns", 0)
     if not is_duration(d):
         return False
-    for name in ("start_ns", "end_ns", "launch_ns"):
+    for name in ("start_ns", "end_ns", "launch_ns", "launch_dur_ns"):
         v = getattr(rec, name, None)
         if v is not None and not is_duration(v):
             return False
