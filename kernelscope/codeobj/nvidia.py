@@ -34,6 +34,7 @@ _FUNCTION = re.compile(r"^\s*Function (\S+?):?\s*$")
 _SASS_FUNCTION = re.compile(r"^\s*Function : (\S+)")
 _RESOURCE = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
 Progress = Callable[[str, int, int], None]  # what is being read, done, total
+_MAX_DISASSEMBLERS = 16  # cuobjdump processes at once: one held 185 MB on a 6 MB cubin (sglang-kernel's largest)
 _SASS = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.x]*)")
 
 
@@ -122,7 +123,7 @@ def _sass_by_cubin(
     with tempfile.TemporaryDirectory(prefix="kscope-cubins-") as tmp:
         _run([tool, *only, "-xelf", "all", str(path.resolve())], path, cwd=Path(tmp))
         cubins = sorted(Path(tmp).glob("*.cubin"))
-        with ThreadPoolExecutor(max_workers=max(1, min(len(cubins), os.cpu_count() or 1))) as pool:
+        with ThreadPoolExecutor(max_workers=max(1, min(len(cubins), os.cpu_count() or 1, _MAX_DISASSEMBLERS))) as pool:
             listings = []
             for listing in pool.map(lambda cubin: _cubin_sass(tool, cubin, path), cubins):
                 listings.append(listing)
