@@ -21,6 +21,7 @@ from kernelscope import api
 from kernelscope.analyses.occupancy import occupancy
 from kernelscope.codeobj.tools import cuda_tool
 from kernelscope.errors import MissingToolError
+from kernelscope.model.codeobj import KernelCode
 
 DATA = Path(__file__).parent / "data"
 CODEOBJ = DATA / "codeobj"
@@ -289,6 +290,24 @@ def test_cubin_the_disassembler_refuses_keeps_its_resources() -> None:
     (k,) = obj.kernels
     assert (k.name, k.arch, k.registers, k.constant_bytes["constant0"]) == ("scale", "sm_52", 4, 332)
     assert k.mix == {} and any(n.startswith("no SASS mix for sm_52") for n in obj.notes)
+
+
+def test_a_host_library_of_two_translation_units_has_both_bundles() -> None:
+    """tests/data/codeobj/hip/README.md: libk2.so's .hip_fatbin holds k.hip's bundle, then k2.hip's. Every kernel of
+    both, per GPU, as the one-bundle build of k.hip has them; before, only the first bundle was read."""
+    objs = api.isa([CODEOBJ / "hip" / "libk2.so"])
+    names = ("scale_kernel", "_Z5tiledIfLi1024EEvPT_", "add_kernel")
+    got = sorted((o.arch, k.name) for o in objs for k in o.kernels)
+    assert got == sorted((arch, name) for arch in ("gfx90a", "gfx942") for name in names)
+    labels = [o.path.rsplit("#", 1)[1] for o in objs]
+    assert labels[:2] == ["0:hipv4-amdgcn-amd-amdhsa--gfx90a", "0:hipv4-amdgcn-amd-amdhsa--gfx942"]
+
+    def seen(k: KernelCode) -> tuple[object, ...]:
+        return k.vgpr, k.sgpr, k.lds_bytes, k.instructions
+
+    one = {(o.arch, k.name): seen(k) for o in api.isa([CODEOBJ / "hip" / "libk.so"]) for k in o.kernels}
+    assert all(one.get((o.arch, k.name), seen(k)) == seen(k) and k.instructions for o in objs for k in o.kernels)
+    assert len(api.isa([CODEOBJ / "hip" / "libk2.so"], arch="gfx942")) == 2
 
 
 @pytest.mark.skipif(not _has_cuobjdump(), reason="needs cuobjdump")

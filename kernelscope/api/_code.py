@@ -16,8 +16,8 @@ from kernelscope.api._gap import gap_report
 from kernelscope.ceilings.measure import CeilingProfile
 from kernelscope.ceilings.store import find_profile, load_profile
 from kernelscope.codeobj.mix import matrix_dtype, sass_opcode
-from kernelscope.codeobj.nvidia import Progress
 from kernelscope.codeobj.read import read_code_objects
+from kernelscope.codeobj.tools import Progress
 from kernelscope.errors import InputError
 from kernelscope.hw.specs import GpuSpec, database, detect, lookup
 from kernelscope.inputs import Input, open_profile

@@ -187,22 +187,39 @@ def read_elf(path: Path, data: bytes, fmt: str = "hsaco") -> CodeObject:
 
 
 def unbundle(path: Path, data: bytes) -> list[tuple[str, bytes]]:
-    """(triple, ELF bytes) of every AMDGPU entry of a clang offload bundle (uncompressed)."""
+    """(label, ELF bytes) of every AMDGPU entry of the clang offload bundles (uncompressed) in ``data``. A host
+    library's ``.hip_fatbin`` holds one bundle per translation unit, one after another (onnxruntime-rocm's
+    provider: 95); the label is the target triple, after the bundle's index when there are several
+    (``3:hipv4-amdgcn-amd-amdhsa--gfx942``)."""
     if not data.startswith(BUNDLE_MAGIC):
         raise FormatError(path, "a clang offload bundle", "another file")
+    bundles: list[list[tuple[str, bytes]]] = []
+    base = 0
     try:
-        (count,) = struct.unpack_from("<Q", data, len(BUNDLE_MAGIC))
-        off, out = len(BUNDLE_MAGIC) + 8, []
-        for _ in range(count):
-            start, size, tlen = struct.unpack_from("<QQQ", data, off)
-            triple = data[off + 24 : off + 24 + tlen].decode()
-            off += 24 + tlen
-            blob = data[start : start + size]
-            if "amdgcn" in triple and is_amdgpu_elf(blob):
-                out.append((triple, blob))
+        while base >= 0:
+            entries, end = _one_bundle(data, base)
+            bundles.append(entries)
+            base = data.find(BUNDLE_MAGIC, max(end, base + len(BUNDLE_MAGIC)))
     except (struct.error, UnicodeDecodeError) as exc:
         raise FormatError(path, "a clang offload bundle", f"a corrupt bundle header ({exc})") from None
-    return out
+    many = len(bundles) > 1
+    return [(f"{i}:{triple}" if many else triple, blob) for i, found in enumerate(bundles) for triple, blob in found]
+
+
+def _one_bundle(data: bytes, base: int) -> tuple[list[tuple[str, bytes]], int]:
+    """The AMDGPU entries of the bundle at ``base`` (its entry offsets count from there), and where it ends."""
+    (count,) = struct.unpack_from("<Q", data, base + len(BUNDLE_MAGIC))
+    off, out = base + len(BUNDLE_MAGIC) + 8, []
+    end = off
+    for _ in range(count):
+        start, size, tlen = struct.unpack_from("<QQQ", data, off)
+        triple = data[off + 24 : off + 24 + tlen].decode()
+        off += 24 + tlen
+        blob = data[base + start : base + start + size]
+        end = max(end, off, base + start + size)
+        if "amdgcn" in triple and is_amdgpu_elf(blob):
+            out.append((triple, blob))
+    return out, end
 
 
 # --- disassembly -----------------------------------------------------------------------------------

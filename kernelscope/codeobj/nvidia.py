@@ -9,12 +9,9 @@ ELF, each headed by its architecture, so a fatbin with several architectures yie
 from __future__ import annotations
 
 import io
-import os
 import re
 import tempfile
 from collections import Counter
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
@@ -22,7 +19,7 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
 from kernelscope.codeobj.mix import matrix_dtype, nvidia_mix
-from kernelscope.codeobj.tools import ELF_ERRORS, cuda_tool
+from kernelscope.codeobj.tools import ELF_ERRORS, Progress, cuda_tool, each_in_parallel
 from kernelscope.errors import FormatError, ToolFailedError
 from kernelscope.model.codeobj import CodeObject, KernelCode
 from kernelscope.process import run_tool
@@ -33,8 +30,6 @@ _ARCH = re.compile(r"(?:arch = |code for |\.target\s+)(sm_\d+[a-z]?)")
 _FUNCTION = re.compile(r"^\s*Function (\S+?):?\s*$")
 _SASS_FUNCTION = re.compile(r"^\s*Function : (\S+)")
 _RESOURCE = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
-Progress = Callable[[str, int, int], None]  # what is being read, done, total
-_MAX_DISASSEMBLERS = 16  # cuobjdump processes at once: one held 185 MB on a 6 MB cubin (sglang-kernel's largest)
 _SASS = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.x]*)")
 
 
@@ -123,15 +118,10 @@ def _sass_by_cubin(
     with tempfile.TemporaryDirectory(prefix="kscope-cubins-") as tmp:
         _run([tool, *only, "-xelf", "all", str(path.resolve())], path, cwd=Path(tmp))
         cubins = sorted(Path(tmp).glob("*.cubin"))
-        with ThreadPoolExecutor(max_workers=max(1, min(len(cubins), os.cpu_count() or 1, _MAX_DISASSEMBLERS))) as pool:
-            listings = []
-            for listing in pool.map(lambda cubin: _cubin_sass(tool, cubin, path), cubins):
-                listings.append(listing)
-                if progress:
-                    progress(f"cubins of {path.name}", len(listings), len(cubins))
+        sass = each_in_parallel(lambda c: _cubin_sass(tool, c, path), cubins, progress, f"cubins of {path.name}")
     out: dict[tuple[str, str], list[str]] = {}
     failed: dict[str, str] = {}
-    for cubin, listing in zip(cubins, listings, strict=True):
+    for cubin, listing in zip(cubins, sass, strict=True):
         if isinstance(listing, str):
             failed.setdefault(cubin.name.split(".")[-2], listing)  # <library>.<n>.<sm_90a>.cubin
         else:

@@ -14,7 +14,7 @@ from elftools.elf.elffile import ELFFile
 
 from kernelscope.codeobj import amdgpu, nvidia
 from kernelscope.codeobj.mix import amd_mix, matrix_dtype
-from kernelscope.codeobj.tools import ELF_ERRORS
+from kernelscope.codeobj.tools import ELF_ERRORS, Progress, each_in_parallel
 from kernelscope.errors import FormatError, InputError, KernelscopeError
 from kernelscope.model.codeobj import CodeObject
 from kernelscope.readers._io import read_bytes
@@ -57,23 +57,24 @@ def _amd(path: Path, data: bytes, fmt: str) -> CodeObject:
     return obj
 
 
-def _bundle(path: Path, blob: bytes, arch: str | None) -> list[CodeObject]:
-    entries = amdgpu.unbundle(path, blob)
-    return [_amd(Path(f"{path}#{t}"), b, "offload-bundle") for t, b in entries if not arch or t.endswith(arch)]
+def _bundle(path: Path, blob: bytes, arch: str | None, progress: Progress | None) -> list[CodeObject]:
+    entries = [(t, b) for t, b in amdgpu.unbundle(path, blob) if not arch or t.endswith(arch)]
+    where = f"code objects in {path.name}"
+    return each_in_parallel(lambda e: _amd(Path(f"{path}#{e[0]}"), e[1], "offload-bundle"), entries, progress, where)
 
 
 def _kept(obj: CodeObject) -> list[CodeObject]:
     return [obj] if obj.kernels else []
 
 
-def read_binary(path: Path, arch: str | None = None, progress: nvidia.Progress | None = None) -> list[CodeObject]:
+def read_binary(path: Path, arch: str | None = None, progress: Progress | None = None) -> list[CodeObject]:
     """The code objects in one file (a bundle or fatbin can hold several); only ``arch``'s when given."""
     data = read_bytes(path)
     if amdgpu.is_amdgpu_elf(data):
         obj = _amd(path, data, "hsaco")
         return [obj] if not arch or obj.arch == arch else []
     if data.startswith(amdgpu.BUNDLE_MAGIC):
-        return _bundle(path, data, arch)
+        return _bundle(path, data, arch, progress)
     if data[:4] == b"\x7fELF" and int.from_bytes(data[18:20], "little") == nvidia.EM_CUDA:
         return _kept(nvidia.read(path, "cubin", arch, progress))
     if data[:4] == nvidia.FATBIN_MAGIC:
@@ -83,7 +84,7 @@ def read_binary(path: Path, arch: str | None = None, progress: nvidia.Progress |
         if ".nv_fatbin" in sections or "__nv_relfatbin" in sections:
             return _kept(nvidia.read(path, "elf-with-fatbin", arch, progress))
         if ".hip_fatbin" in sections:
-            return _bundle(path, sections[".hip_fatbin"], arch)
+            return _bundle(path, sections[".hip_fatbin"], arch, progress)
     raise FormatError(
         path, "a GPU code object (AMDGPU ELF, offload bundle, cubin, fatbin, ELF with fatbin)", "another file"
     )
@@ -117,9 +118,7 @@ def _files(path: Path) -> Iterator[Path]:
         yield path
 
 
-def read_code_objects(
-    paths: list[Path], arch: str | None = None, progress: nvidia.Progress | None = None
-) -> list[CodeObject]:
+def read_code_objects(paths: list[Path], arch: str | None = None, progress: Progress | None = None) -> list[CodeObject]:
     """Every code object in ``paths`` (files, or folders such as a Triton cache walked for binaries);
     ``progress`` ticks per file read and per embedded cubin disassembled."""
     out: list[CodeObject] = []
