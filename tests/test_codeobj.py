@@ -292,10 +292,12 @@ def test_cubin_the_disassembler_refuses_keeps_its_resources() -> None:
     assert k.mix == {} and any(n.startswith("no SASS mix for sm_52") for n in obj.notes)
 
 
-def test_a_host_library_of_two_translation_units_has_both_bundles() -> None:
-    """tests/data/codeobj/hip/README.md: libk2.so's .hip_fatbin holds k.hip's bundle, then k2.hip's. Every kernel of
-    both, per GPU, as the one-bundle build of k.hip has them; before, only the first bundle was read."""
-    objs = api.isa([CODEOBJ / "hip" / "libk2.so"])
+@pytest.mark.parametrize("lib", ["libk2.so", "libk2z.so"])
+def test_a_host_library_of_two_translation_units_has_both_bundles(lib: str) -> None:
+    """tests/data/codeobj/hip/README.md: the .hip_fatbin holds k.hip's bundle, then k2.hip's (libk2z.so: both
+    compressed, CCOB v2 zstd). Every kernel of both, per GPU, as the one-bundle build of k.hip has them; before,
+    only the first bundle was read, and a compressed one not at all."""
+    objs = api.isa([CODEOBJ / "hip" / lib])
     names = ("scale_kernel", "_Z5tiledIfLi1024EEvPT_", "add_kernel")
     got = sorted((o.arch, k.name) for o in objs for k in o.kernels)
     assert got == sorted((arch, name) for arch in ("gfx90a", "gfx942") for name in names)
@@ -307,7 +309,7 @@ def test_a_host_library_of_two_translation_units_has_both_bundles() -> None:
 
     one = {(o.arch, k.name): seen(k) for o in api.isa([CODEOBJ / "hip" / "libk.so"]) for k in o.kernels}
     assert all(one.get((o.arch, k.name), seen(k)) == seen(k) and k.instructions for o in objs for k in o.kernels)
-    assert len(api.isa([CODEOBJ / "hip" / "libk2.so"], arch="gfx942")) == 2
+    assert len(api.isa([CODEOBJ / "hip" / lib], arch="gfx942")) == 2
 
 
 @pytest.mark.skipif(not _has_cuobjdump(), reason="needs cuobjdump")

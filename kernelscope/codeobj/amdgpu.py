@@ -11,10 +11,12 @@ from __future__ import annotations
 import io
 import re
 import struct
+import zlib
 from functools import cache
 from pathlib import Path
 
 import msgpack
+import zstandard
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import NoteSection, SymbolTableSection
@@ -187,23 +189,59 @@ def read_elf(path: Path, data: bytes, fmt: str = "hsaco") -> CodeObject:
 
 
 def unbundle(path: Path, data: bytes) -> list[tuple[str, bytes]]:
-    """(label, ELF bytes) of every AMDGPU entry of the clang offload bundles (uncompressed) in ``data``. A host
-    library's ``.hip_fatbin`` holds one bundle per translation unit, one after another (onnxruntime-rocm's
-    provider: 95); the label is the target triple, after the bundle's index when there are several
-    (``3:hipv4-amdgcn-amd-amdhsa--gfx942``)."""
-    if not data.startswith(BUNDLE_MAGIC):
+    """(label, ELF bytes) of every AMDGPU entry of the clang offload bundles in ``data``, plain or compressed
+    (``clang --offload-compress``). A host library's ``.hip_fatbin`` holds one bundle per translation unit, one
+    after another (onnxruntime-rocm's provider: 95); the label is the target triple, after the bundle's index
+    when there are several (``3:hipv4-amdgcn-amd-amdhsa--gfx942``)."""
+    if not data.startswith((BUNDLE_MAGIC, COMPRESSED_MAGIC)):
         raise FormatError(path, "a clang offload bundle", "another file")
     bundles: list[list[tuple[str, bytes]]] = []
     base = 0
     try:
         while base >= 0:
-            entries, end = _one_bundle(data, base)
+            if data.startswith(COMPRESSED_MAGIC, base):
+                inner, end = _decompressed(path, data, base)
+                entries, _ = _one_bundle(inner, 0)
+            else:
+                entries, end = _one_bundle(data, base)
             bundles.append(entries)
-            base = data.find(BUNDLE_MAGIC, max(end, base + len(BUNDLE_MAGIC)))
-    except (struct.error, UnicodeDecodeError) as exc:
-        raise FormatError(path, "a clang offload bundle", f"a corrupt bundle header ({exc})") from None
+            base = _next_bundle(data, max(end, base + len(COMPRESSED_MAGIC)))
+    except (struct.error, UnicodeDecodeError, zlib.error, zstandard.ZstdError) as exc:
+        raise FormatError(path, "a clang offload bundle", f"a corrupt bundle ({exc})") from None
     many = len(bundles) > 1
     return [(f"{i}:{triple}" if many else triple, blob) for i, found in enumerate(bundles) for triple, blob in found]
+
+
+def _next_bundle(data: bytes, start: int) -> int:
+    found = [i for i in (data.find(BUNDLE_MAGIC, start), data.find(COMPRESSED_MAGIC, start)) if i >= 0]
+    return min(found, default=-1)
+
+
+# clang's compressed bundle (clang/lib/Driver/OffloadBundler.cpp, CompressedOffloadBundle): "CCOB", version, method
+# (0 zlib, 1 zstd), then v1: uncompressed size (u32); v2: total and uncompressed size (u32 each); v3: both u64; then
+# a 64-bit hash of the bundle and the compressed bytes
+COMPRESSED_MAGIC = b"CCOB"
+_SIZES = {1: ("<I", 20), 2: ("<II", 24), 3: ("<QQ", 32)}  # per version: size fields, header length
+_MAX_BUNDLE = 1 << 33  # 8 GiB: a damaged size field must not allocate more
+
+
+def _decompressed(path: Path, data: bytes, base: int) -> tuple[bytes, int]:
+    """The plain bundle a compressed one at ``base`` holds (at most its stated size), and where the compressed
+    one ends (version 1 does not say: its header's end, from where the next bundle is searched)."""
+    version, method = struct.unpack_from("<HH", data, base + 4)
+    if version not in _SIZES or method not in (0, 1):
+        found = f"version {version}, method {method}"
+        raise FormatError(path, "a compressed offload bundle of version 1-3, zlib or zstd", found)
+    fmt, header = _SIZES[version]
+    sizes = struct.unpack_from(fmt, data, base + 8)
+    total, size = (0, sizes[0]) if version == 1 else sizes
+    payload = data[base + header : base + total] if total else data[base + header :]
+    limit = min(size, _MAX_BUNDLE)
+    if method == 0:
+        inner = zlib.decompressobj().decompress(payload, limit)
+    else:
+        inner = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(payload)).read(limit)
+    return inner, base + (total or header)
 
 
 def _one_bundle(data: bytes, base: int) -> tuple[list[tuple[str, bytes]], int]:

@@ -73,7 +73,7 @@ def read_binary(path: Path, arch: str | None = None, progress: Progress | None =
     if amdgpu.is_amdgpu_elf(data):
         obj = _amd(path, data, "hsaco")
         return [obj] if not arch or obj.arch == arch else []
-    if data.startswith(amdgpu.BUNDLE_MAGIC):
+    if data.startswith((amdgpu.BUNDLE_MAGIC, amdgpu.COMPRESSED_MAGIC)):
         return _bundle(path, data, arch, progress)
     if data[:4] == b"\x7fELF" and int.from_bytes(data[18:20], "little") == nvidia.EM_CUDA:
         return _kept(nvidia.read(path, "cubin", arch, progress))
