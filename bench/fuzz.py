@@ -334,9 +334,10 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
     (work / "profile-json").mkdir(exist_ok=True)
     prof.save(work / "profile-json" / "profile.json")
     out["profile-json"] = [work / "profile-json" / "profile.json"]
-    for f in ("add_gfx942.hsaco", "softmax_gfx942.hsaco", "add_gfx1201.hsaco"):
+    # and the containers: a host library of two compressed offload bundles, a fatbin of three cubins
+    for f in ("add_gfx942.hsaco", "softmax_gfx942.hsaco", "add_gfx1201.hsaco", "hip/libk2z.so"):
         shutil.copy(TESTS / "codeobj" / f, put("codeobj-amd", f, b""))
-    for f in ("add_sm90.cubin", "ptxas/scale_sm52.cubin"):
+    for f in ("add_sm90.cubin", "ptxas/scale_sm52.cubin", "fatbin/k.fatbin"):
         shutil.copy(TESTS / "codeobj" / f, put("codeobj-nvidia", f, b""))
     for name, sub in (("rope", "fused_rope_cache/big"), ("pa", "pa_mqa_logits_fp4/small")):
         src = next((TESTS / "att" / sub).iterdir())
