@@ -16,7 +16,6 @@ from functools import cache
 from pathlib import Path
 
 import msgpack
-import zstandard
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import NoteSection, SymbolTableSection
@@ -31,6 +30,7 @@ NT_AMDGPU_METADATA = 32
 # code object v2's kernel symbol type, STT_AMDGPU_HSA_KERNEL (10): pyelftools names the value STT_LOOS
 _STT_AMDGPU_HSA_KERNEL = "STT_LOOS"
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
+COMPRESSED_MAGIC = b"CCOB"  # clang --offload-compress
 _GFX = re.compile(r"(gfx[0-9a-f]+)")
 # The GPU an object was built for, by the EF_AMDGPU_MACH field (e_flags & 0xff) of its ELF header: for code
 # objects whose metadata names no target (aiter's hand-written assembly kernels). Values: LLVM's
@@ -206,7 +206,7 @@ def unbundle(path: Path, data: bytes) -> list[tuple[str, bytes]]:
                 entries, end = _one_bundle(data, base)
             bundles.append(entries)
             base = _next_bundle(data, max(end, base + len(COMPRESSED_MAGIC)))
-    except (struct.error, UnicodeDecodeError, zlib.error, zstandard.ZstdError) as exc:
+    except (struct.error, UnicodeDecodeError) as exc:
         raise FormatError(path, "a clang offload bundle", f"a corrupt bundle ({exc})") from None
     many = len(bundles) > 1
     return [(f"{i}:{triple}" if many else triple, blob) for i, found in enumerate(bundles) for triple, blob in found]
@@ -220,7 +220,6 @@ def _next_bundle(data: bytes, start: int) -> int:
 # clang's compressed bundle (clang/lib/Driver/OffloadBundler.cpp, CompressedOffloadBundle): "CCOB", version, method
 # (0 zlib, 1 zstd), then v1: uncompressed size (u32); v2: total and uncompressed size (u32 each); v3: both u64; then
 # a 64-bit hash of the bundle and the compressed bytes
-COMPRESSED_MAGIC = b"CCOB"
 _SIZES = {1: ("<I", 20), 2: ("<II", 24), 3: ("<QQ", 32)}  # per version: size fields, header length
 _MAX_BUNDLE = 1 << 33  # 8 GiB: a damaged size field must not allocate more
 
@@ -237,10 +236,15 @@ def _decompressed(path: Path, data: bytes, base: int) -> tuple[bytes, int]:
     total, size = (0, sizes[0]) if version == 1 else sizes
     payload = data[base + header : base + total] if total else data[base + header :]
     limit = min(size, _MAX_BUNDLE)
-    if method == 0:
-        inner = zlib.decompressobj().decompress(payload, limit)
-    else:
-        inner = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(payload)).read(limit)
+    import zstandard  # here: only compressed bundles need it, and `kscope find` imports this module
+
+    try:
+        if method == 0:
+            inner = zlib.decompressobj().decompress(payload, limit)
+        else:
+            inner = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(payload)).read(limit)
+    except (zlib.error, zstandard.ZstdError) as exc:
+        raise FormatError(path, "a clang offload bundle", f"a corrupt compressed bundle ({exc})") from None
     return inner, base + (total or header)
 
 

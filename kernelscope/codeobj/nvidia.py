@@ -126,7 +126,7 @@ def _sass_by_cubin(
             failed.setdefault(cubin.name.split(".")[-2], listing)  # <library>.<n>.<sm_90a>.cubin
         else:
             out.update(listing)
-    notes.extend(f"no SASS mix for {arch}: {why}" for arch, why in sorted(failed.items()))
+    notes.extend(_no_mix(arch, why) for arch, why in sorted(failed.items()))
     return out
 
 
@@ -145,8 +145,8 @@ def _base(sm: str) -> str:
     return sm.rstrip("abcdefghijklmnopqrstuvwxyz")
 
 
-def _no_mix(arch: str, exc: FormatError) -> str:
-    return f"no SASS mix for {arch}: {exc.found}"
+def _no_mix(arch: str, why: str) -> str:
+    return f"no SASS mix for {arch}: {why}"
 
 
 def read(path: Path, fmt: str, arch: str | None = None, progress: Progress | None = None) -> CodeObject:
@@ -166,7 +166,7 @@ def read(path: Path, fmt: str, arch: str | None = None, progress: Progress | Non
     except FormatError as exc:
         if not res:
             raise
-        notes.append(_no_mix(header, exc))  # a cubin of an architecture the disassembler refused
+        notes.append(_no_mix(header, exc.found))  # a cubin the disassembler refused, or a fatbin cuobjdump cannot split
         sass = {}
     if not res and not sass and not arch:  # with arch: simply none for that architecture
         raise FormatError(path, "a CUDA binary with device code", "no kernels in cuobjdump's output")
