@@ -116,6 +116,29 @@ def test_copy_bytes_use_each_tensors_own_dtype() -> None:
     assert pt.bytes == pt.calls * n * (2 + 4) and pt.calls == len(ops)
 
 
+def test_16_bit_and_unsigned_integer_tensors_count_their_own_width() -> None:
+    """``short int``/``unsigned short``/``unsigned int``/``unsigned long`` tensors were priced at 4 bytes."""
+    from kernelscope.analyses.roofline import op_cost
+    from kernelscope.model.ops import OpCall
+
+    def copy(dst: str, src: str) -> float:
+        call = OpCall(
+            op="aten::copy_",
+            input_dims=[[1000], [1000]],
+            input_types=[dst, src],
+            concrete=[],
+            kernels=[],
+            kernel_ns=1,
+            external_id=1,
+        )
+        cost = op_cost(call)
+        assert cost is not None
+        return cost.bytes
+
+    assert copy("short int", "unsigned short") == 1000 * (2 + 2)
+    assert copy("unsigned int", "unsigned long") == 1000 * (4 + 8)
+
+
 def test_tensor_list_inputs_count_every_tensor() -> None:
     """A training step's ``aten::_foreach_*`` ops take TensorLists (a list of shapes per input); the roofline
     read them as one shape and crashed. Their elements are summed, each at its dtype."""

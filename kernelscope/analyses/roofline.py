@@ -31,8 +31,12 @@ _BYTES = {
     "fp8": 1,
     "int8": 1,
     "uint8": 1,
+    "int16": 2,
+    "uint16": 2,
     "int32": 4,
+    "uint32": 4,
     "int64": 8,
+    "uint64": 8,
     "bool": 1,
 }
 # flops per output element of the common non-matrix ops (a convention, stated with the result)

@@ -21,7 +21,7 @@ _NONWORD = re.compile(r"[^A-Za-z0-9]+")
 _CAST_LITERAL = re.compile(r"\(\w[\w ]*\)(?=-?\d)")
 _TOKEN_SPLIT = re.compile(r"_+|(?<=\d)x(?=[a-z])")
 _NARROW = ("fp8", "fp4", "int8", "uint8", "int4")
-_INTEGER = ("int8", "uint8", "int32", "int64", "bool")
+_INTEGER = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool")
 
 
 def words(*parts: str) -> str:

@@ -28,8 +28,12 @@ SHORT_DTYPES = {
     "float8_e5m2fnuz": "fp8",
     "int8": "int8",
     "uint8": "uint8",
+    "int16": "int16",
+    "uint16": "uint16",
     "int32": "int32",
+    "uint32": "uint32",
     "int64": "int64",
+    "uint64": "uint64",
     "bool": "bool",
 }
 FLOAT_DTYPES = frozenset({"bf16", "fp16", "fp32", "fp64", "fp8"})
