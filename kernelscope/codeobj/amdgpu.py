@@ -197,6 +197,7 @@ def unbundle(path: Path, data: bytes) -> list[tuple[str, bytes]]:
         raise FormatError(path, "a clang offload bundle", "another file")
     bundles: list[list[tuple[str, bytes]]] = []
     base = 0
+    ahead = _NextMagic(data)
     try:
         while base >= 0:
             if data.startswith(COMPRESSED_MAGIC, base):
@@ -205,16 +206,27 @@ def unbundle(path: Path, data: bytes) -> list[tuple[str, bytes]]:
             else:
                 entries, end = _one_bundle(data, base)
             bundles.append(entries)
-            base = _next_bundle(data, max(end, base + len(COMPRESSED_MAGIC)))
+            base = ahead.after(max(end, base + len(COMPRESSED_MAGIC)))
     except (struct.error, UnicodeDecodeError) as exc:
         raise FormatError(path, "a clang offload bundle", f"a corrupt bundle ({exc})") from None
     many = len(bundles) > 1
     return [(f"{i}:{triple}" if many else triple, blob) for i, found in enumerate(bundles) for triple, blob in found]
 
 
-def _next_bundle(data: bytes, start: int) -> int:
-    found = [i for i in (data.find(BUNDLE_MAGIC, start), data.find(COMPRESSED_MAGIC, start)) if i >= 0]
-    return min(found, default=-1)
+class _NextMagic:
+    """Where the next bundle of either kind starts, for ever-later positions. Each magic's next place is kept
+    until it is passed: searching anew for the kind a library lacks scanned the rest of its ``.hip_fatbin``
+    once per bundle (tensorflow-rocm's: 241 bundles in 609 MB, 43 s of the 145 s of one GPU's read)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._at = {BUNDLE_MAGIC: 0, COMPRESSED_MAGIC: 0}  # -1: none further
+
+    def after(self, start: int) -> int:
+        for magic, at in self._at.items():
+            if 0 <= at < start:
+                self._at[magic] = self._data.find(magic, start)
+        return min((at for at in self._at.values() if at >= start), default=-1)
 
 
 # clang's compressed bundle (clang/lib/Driver/OffloadBundler.cpp, CompressedOffloadBundle): "CCOB", version, method

@@ -3,12 +3,12 @@ and the compiler's launch metadata (Triton writes it beside the binary)."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from elftools.elf.elffile import ELFFile
 
@@ -17,19 +17,30 @@ from kernelscope.codeobj.mix import amd_mix, matrix_dtype
 from kernelscope.codeobj.tools import ELF_ERRORS, Progress, each_in_parallel
 from kernelscope.errors import FormatError, InputError, KernelscopeError
 from kernelscope.model.codeobj import CodeObject
-from kernelscope.readers._io import read_bytes
+from kernelscope.readers._io import open_raw, unreadable
 
 BINARY_SUFFIXES = {".hsaco", ".co", ".o", ".cubin", ".fatbin", ".so", ".out", ".elf", ""}
 
 
-def _host_sections(data: bytes) -> dict[str, bytes]:
+def _host_sections(f: IO[bytes]) -> dict[str, bytes]:
+    """A host ELF's device-code sections, read alone from the open file: tensorflow-rocm's 1.4 GB library is
+    read for its 609 MB ``.hip_fatbin`` only."""
     try:
-        elf = ELFFile(io.BytesIO(data))
+        elf = ELFFile(f)
         return {
             s.name: s.data() for s in elf.iter_sections() if s.name in (".hip_fatbin", ".nv_fatbin", "__nv_relfatbin")
         }
     except ELF_ERRORS:
         return {}
+
+
+def _is_host_elf(head: bytes) -> bool:
+    """An ELF of the CPU's (a program or library that may carry device code), not a GPU code object."""
+    return (
+        head[:4] == b"\x7fELF"
+        and len(head) >= 20
+        and int.from_bytes(head[18:20], "little") not in (amdgpu.EM_AMDGPU, nvidia.EM_CUDA)
+    )
 
 
 def _amd(path: Path, data: bytes, fmt: str) -> CodeObject:
@@ -69,8 +80,19 @@ def _kept(obj: CodeObject) -> list[CodeObject]:
 
 def read_binary(path: Path, arch: str | None = None, progress: Progress | None = None) -> list[CodeObject]:
     """The code objects in one file (a bundle or fatbin can hold several); only ``arch``'s when given."""
-    data = read_bytes(path)
-    if amdgpu.is_amdgpu_elf(data):
+    with open_raw(path) as f:
+        try:
+            head = f.read(64)
+            sections = _host_sections(f) if _is_host_elf(head) else None
+            data = b"" if sections is not None else head + f.read()
+        except OSError as exc:  # EISDIR arrives at read() on some systems
+            raise unreadable(path, exc) from None
+    if sections is not None:
+        if ".nv_fatbin" in sections or "__nv_relfatbin" in sections:
+            return _kept(nvidia.read(path, "elf-with-fatbin", arch, progress))
+        if ".hip_fatbin" in sections:
+            return _bundle(path, sections[".hip_fatbin"], arch, progress)
+    elif amdgpu.is_amdgpu_elf(data):
         obj = _amd(path, data, "hsaco")
         return [obj] if not arch or obj.arch == arch else []
     if data.startswith((amdgpu.BUNDLE_MAGIC, amdgpu.COMPRESSED_MAGIC)):
@@ -79,12 +101,6 @@ def read_binary(path: Path, arch: str | None = None, progress: Progress | None =
         return _kept(nvidia.read(path, "cubin", arch, progress))
     if data[:4] == nvidia.FATBIN_MAGIC:
         return _kept(nvidia.read(path, "fatbin", arch, progress))
-    if data[:4] == b"\x7fELF":
-        sections = _host_sections(data)
-        if ".nv_fatbin" in sections or "__nv_relfatbin" in sections:
-            return _kept(nvidia.read(path, "elf-with-fatbin", arch, progress))
-        if ".hip_fatbin" in sections:
-            return _bundle(path, sections[".hip_fatbin"], arch, progress)
     raise FormatError(
         path, "a GPU code object (AMDGPU ELF, offload bundle, cubin, fatbin, ELF with fatbin)", "another file"
     )
