@@ -3,7 +3,9 @@
 Runs small models in pure torch (no kernelscope import: the names must not depend on the classifier), eager
 and under ``torch.compile``, forward and backward, and writes every distinct GPU kernel name the profiler saw,
 with the workload that launched it first, to ``$OUT/names.jsonl``; versions to ``$OUT/versions.json``.
-Usage (device): ``python bench/gpu/collect_names.py``.
+Suite 20 (set 20): decoder, convnet and MoE steps and a sweep of ops; suite 21 (set 21): a ViT encoder (compiled
+with max-autotune), a small UNet, a decode step with RoPE, a KV-cache write and top-p sampling, and more ATen ops.
+Usage (device): ``python bench/gpu/collect_names.py [20|21]``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -144,24 +147,171 @@ def misc_ops(_: bool) -> Callable[[], None]:
     return step
 
 
-WORKLOADS = {
-    "gpt_eager": (gpt_step, False),
-    "gpt_compiled": (gpt_step, True),
-    "convnet_eager": (convnet_step, False),
-    "convnet_compiled": (convnet_step, True),
-    "moe_eager": (moe_step, False),
-    "moe_compiled": (moe_step, True),
-    "misc_ops": (misc_ops, False),
+class Encoder(nn.Module):
+    """A ViT-style encoder layer: LayerNorm, non-causal SDPA with dropout, tanh-GELU MLP."""
+
+    def __init__(self, d: int = 768, heads: int = 12) -> None:
+        super().__init__()
+        self.heads, self.n1, self.n2 = heads, nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.o = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc1, self.fc2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.n1(x)).view(b, s, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        a = F.scaled_dot_product_attention(q, k, v, dropout_p=0.1)
+        x = x + F.dropout(self.o(a.transpose(1, 2).reshape(b, s, d)), 0.1)
+        return x + self.fc2(F.gelu(self.fc1(self.n2(x)), approximate="tanh"))
+
+
+def vit_step(compiled: bool) -> Callable[[], None]:
+    patch = nn.Conv2d(3, 768, 16, 16).to(DEV)
+    enc = nn.Sequential(*[Encoder() for _ in range(2)]).to(DEV)
+    head = nn.Linear(768, 1000).to(DEV)
+    opt = torch.optim.Adam([*patch.parameters(), *enc.parameters(), *head.parameters()], foreach=True)
+    model = torch.compile(enc, mode="max-autotune-no-cudagraphs") if compiled else enc
+    x, y = torch.randn(16, 3, 224, 224, device=DEV), torch.randint(0, 1000, (16,), device=DEV)
+
+    def step() -> None:
+        with torch.autocast(DEV, dtype=torch.bfloat16):
+            h = patch(x).flatten(2).transpose(1, 2)
+            loss = F.cross_entropy(head(model(h).mean(1)), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+    return step
+
+
+def unet_step(compiled: bool) -> Callable[[], None]:
+    down = nn.Sequential(nn.Conv2d(4, 64, 3, 1, 1), nn.GroupNorm(8, 64), nn.SiLU(), nn.Conv2d(64, 128, 3, 2, 1))
+    up = nn.Sequential(nn.ConvTranspose2d(128, 64, 4, 2, 1), nn.InstanceNorm2d(64), nn.Mish())
+    out = nn.Conv2d(128, 4, 1)
+    mods = nn.ModuleList([down, up, out]).to(DEV)
+    opt = torch.optim.RMSprop(mods.parameters())
+
+    def net(x: torch.Tensor) -> torch.Tensor:
+        h = down(x)
+        u = up(h)
+        u2 = F.interpolate(h, scale_factor=2.0, mode="nearest")[:, :64]
+        return out(torch.cat([u, u2], 1)).tanh()
+
+    fn = torch.compile(net) if compiled else net
+    x = torch.randn(8, 4, 64, 64, device=DEV)
+
+    def step() -> None:
+        with torch.autocast(DEV, dtype=torch.float16):
+            loss = F.mse_loss(fn(x).float(), x) + F.smooth_l1_loss(fn(x).float(), x)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+    return step
+
+
+def decode_step(compiled: bool) -> Callable[[], None]:
+    """One greedy-plus-sampling decode step: RoPE in torch, a KV-cache write, top-p sampling with penalties."""
+    b, h, dh, vocab = 8, 16, 64, 32000
+    cache_k = torch.zeros(b, h, 1024, dh, device=DEV, dtype=torch.float16)
+    pos = torch.full((b,), 100, device=DEV)
+    inv = 1.0 / (10000 ** (torch.arange(0, dh, 2, device=DEV).float() / dh))
+
+    def decode(q: torch.Tensor, k: torch.Tensor, logits: torch.Tensor, prev: torch.Tensor) -> torch.Tensor:
+        ang = pos[:, None].float() * inv
+        cos, sin = ang.cos()[:, None].half(), ang.sin()[:, None].half()
+        q1, q2 = q.chunk(2, -1)
+        k1, k2 = k.chunk(2, -1)
+        q = torch.cat([q1 * cos - q2 * sin, q1 * sin + q2 * cos], -1)
+        k = torch.cat([k1 * cos - k2 * sin, k1 * sin + k2 * cos], -1)
+        cache_k.index_copy_(2, pos[:1], k[:, :, None])
+        att = torch.softmax((q[:, :, None] @ cache_k[:, :, :128].transpose(-1, -2)).float() / 8, -1)
+        logits = logits.scatter_add(1, prev, -torch.ones_like(prev, dtype=logits.dtype))
+        probs, idx = torch.sort(torch.softmax(logits / 0.7, -1), descending=True)
+        probs = probs.masked_fill(probs.cumsum(-1) > 0.9, 0)
+        pick = torch.multinomial(probs, 1)
+        return idx.gather(1, pick) + att.argmax(-1)[:, :1]
+
+    fn = torch.compile(decode) if compiled else decode
+    q = torch.randn(b, h, dh, device=DEV, dtype=torch.float16)
+    k = torch.randn(b, h, dh, device=DEV, dtype=torch.float16)
+    logits = torch.randn(b, vocab, device=DEV)
+    prev = torch.randint(0, vocab, (b, 32), device=DEV)
+    return lambda: fn(q, k, logits, prev).sum().item() and None
+
+
+def more_ops(_: bool) -> Callable[[], None]:
+    x = torch.randn(2048, 512, device=DEV)
+    img = torch.randn(4, 8, 32, 32, 32, device=DEV)
+    i8a = torch.randint(-128, 127, (256, 512), device=DEV, dtype=torch.int8)
+    i8b = torch.randint(-128, 127, (512, 256), device=DEV, dtype=torch.int8)
+    emb = nn.Embedding(50000, 256, sparse=False).to(DEV)
+    ids = torch.randint(0, 50000, (8192,), device=DEV)
+    logp = torch.randn(50, 16, 20, device=DEV).log_softmax(2).detach().requires_grad_()
+    tgt = torch.randint(1, 20, (16, 30), device=DEV)
+
+    def step() -> None:
+        torch.histc(x, 100)
+        torch.bucketize(x, torch.linspace(-3, 3, 64, device=DEV))
+        torch.searchsorted(torch.sort(x[0]).values, x[1])
+        torch.cdist(x[:256], x[256:512])
+        torch.kthvalue(x, 5, dim=1)
+        torch.median(x, dim=1)
+        torch.mode(x.round(), dim=1)
+        torch.logsumexp(x, 1)
+        torch.cumprod(x[:, :16].sigmoid(), 1)
+        torch.flip(x, (0,)).roll(3, 1)
+        F.pad(img[:, :, 0], (2, 2, 2, 2), mode="reflect")
+        F.fold(F.unfold(img[:, :, 0], 3, padding=1), (32, 32), 3, padding=1)
+        F.avg_pool3d(img, 2)
+        F.conv3d(img, torch.randn(8, 8, 3, 3, 3, device=DEV), padding=1)
+        F.pixel_shuffle(img[:, :, 0].repeat(1, 2, 1, 1), 4)
+        torch._int_mm(i8a, i8b)
+        emb(ids).sum().backward()
+        F.ctc_loss(logp, tgt, torch.full((16,), 50), torch.full((16,), 30)).backward()
+        torch.zeros(512, 512, device=DEV).scatter_reduce_(
+            0, torch.randint(0, 512, (512, 512), device=DEV), x[:512], "amax"
+        )
+        torch.nn.functional.nll_loss(x[:, :100].log_softmax(1), torch.randint(0, 100, (2048,), device=DEV))
+        torch.triu(x[:512]) @ torch.tril(x[:512]).t()
+        torch.bernoulli(torch.rand_like(x)).mul_(torch.randn_like(x)).erfinv_()
+
+    return step
+
+
+SUITES = {
+    "20": {
+        "gpt_eager": (gpt_step, False),
+        "gpt_compiled": (gpt_step, True),
+        "convnet_eager": (convnet_step, False),
+        "convnet_compiled": (convnet_step, True),
+        "moe_eager": (moe_step, False),
+        "moe_compiled": (moe_step, True),
+        "misc_ops": (misc_ops, False),
+    },
+    "21": {
+        "vit_eager": (vit_step, False),
+        "vit_autotuned": (vit_step, True),
+        "unet_eager": (unet_step, False),
+        "unet_compiled": (unet_step, True),
+        "decode_eager": (decode_step, False),
+        "decode_compiled": (decode_step, True),
+        "more_ops": (more_ops, False),
+    },
 }
 
 
 def main() -> None:
+    suite = sys.argv[1] if len(sys.argv) > 1 else "20"
     seen: dict[str, str] = {}
-    for label, (make, compiled) in WORKLOADS.items():
-        step = make(compiled)
-        for _ in range(3):  # compile and warm up outside the profile
-            step()
-        torch.cuda.synchronize()
+    for label, (make, compiled) in SUITES[suite].items():
+        try:
+            step = make(compiled)
+            for _ in range(3):  # compile and warm up outside the profile
+                step()
+            torch.cuda.synchronize()
+        except Exception as exc:  # a workload this torch cannot run costs only its own names
+            print(label, "failed:", repr(exc)[:300], flush=True)
+            continue
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             step()
             torch.cuda.synchronize()
