@@ -278,23 +278,25 @@ def more_ops(_: bool) -> Callable[[], None]:
     return step
 
 
-SUITES = {
+Make = Callable[[bool], Callable[[], None]]
+
+
+def both(name: str, make: Make, compiled: str = "compiled") -> dict[str, tuple[Make, bool]]:
+    """A workload eager and under torch.compile (the label of the compiled run given)."""
+    return {f"{name}_eager": (make, False), f"{name}_{compiled}": (make, True)}
+
+
+SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
     "20": {
-        "gpt_eager": (gpt_step, False),
-        "gpt_compiled": (gpt_step, True),
-        "convnet_eager": (convnet_step, False),
-        "convnet_compiled": (convnet_step, True),
-        "moe_eager": (moe_step, False),
-        "moe_compiled": (moe_step, True),
+        **both("gpt", gpt_step),
+        **both("convnet", convnet_step),
+        **both("moe", moe_step),
         "misc_ops": (misc_ops, False),
     },
     "21": {
-        "vit_eager": (vit_step, False),
-        "vit_autotuned": (vit_step, True),
-        "unet_eager": (unet_step, False),
-        "unet_compiled": (unet_step, True),
-        "decode_eager": (decode_step, False),
-        "decode_compiled": (decode_step, True),
+        **both("vit", vit_step, "autotuned"),
+        **both("unet", unet_step),
+        **both("decode", decode_step),
         "more_ops": (more_ops, False),
     },
 }
