@@ -5,7 +5,9 @@ and under ``torch.compile``, forward and backward, and writes every distinct GPU
 with the workload that launched it first, to ``$OUT/names.jsonl``; versions to ``$OUT/versions.json``.
 Suite 20 (set 20): decoder, convnet and MoE steps and a sweep of ops; suite 21 (set 21): a ViT encoder (compiled
 with max-autotune), a small UNet, a decode step with RoPE, a KV-cache write and top-p sampling, and more ATen ops.
-Usage (device): ``python bench/gpu/collect_names.py [20|21]``.
+Suite 22 (set 22): an encoder with attention written out, a GRU language model, compiled FlexAttention, and
+linear algebra, sparse products, FFTs and losses.
+Usage (device): ``python bench/gpu/collect_names.py [20|21|22]``.
 """
 
 from __future__ import annotations
@@ -278,6 +280,102 @@ def more_ops(_: bool) -> Callable[[], None]:
     return step
 
 
+def bert_step(compiled: bool) -> Callable[[], None]:
+    """Post-LN encoder with attention written out (matmul, mask, softmax), fp16, masked-LM loss."""
+    d, heads, vocab = 512, 8, 30522
+    emb, pos = nn.Embedding(vocab, d).to(DEV), nn.Embedding(512, d).to(DEV)
+    qkv, o = nn.Linear(d, 3 * d).to(DEV), nn.Linear(d, d).to(DEV)
+    n1, n2 = nn.LayerNorm(d).to(DEV), nn.LayerNorm(d).to(DEV)
+    ff = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d)).to(DEV)
+    head = nn.Linear(d, vocab).to(DEV)
+    mods = nn.ModuleList([emb, pos, qkv, o, n1, n2, ff, head])
+    opt = torch.optim.AdamW(mods.parameters(), foreach=False)
+    ids = torch.randint(0, vocab, (8, 256), device=DEV)
+    pad = torch.rand(8, 256, device=DEV) < 0.1
+
+    def layer(ids: torch.Tensor) -> torch.Tensor:
+        x = emb(ids) + pos(torch.arange(ids.shape[1], device=DEV))
+        b, s, _ = x.shape
+        q, k, v = qkv(x).view(b, s, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+        att = (q @ k.transpose(-1, -2)) / 8
+        att = att.masked_fill(pad[:, None, None], float("-inf")).softmax(-1)
+        x = n1(x + o((att @ v).transpose(1, 2).reshape(b, s, d)))
+        return head(n2(x + ff(x)))
+
+    fn = torch.compile(layer) if compiled else layer
+
+    def step() -> None:
+        with torch.autocast(DEV, dtype=torch.float16):
+            loss = F.cross_entropy(fn(ids).float().view(-1, vocab), ids.view(-1), ignore_index=0)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+    return step
+
+
+def rnn_step(_: bool) -> Callable[[], None]:
+    emb, gru, out = (
+        nn.Embedding(10000, 256).to(DEV),
+        nn.GRU(256, 512, 2, batch_first=True).to(DEV),
+        nn.Linear(512, 10000).to(DEV),
+    )
+    opt = torch.optim.Adagrad([*emb.parameters(), *gru.parameters(), *out.parameters()])
+    ids = torch.randint(0, 10000, (32, 64), device=DEV)
+
+    def step() -> None:
+        h, _ = gru(emb(ids))
+        loss = F.nll_loss(F.log_softmax(out(h), -1).view(-1, 10000), ids.view(-1))
+        loss.backward()
+        torch.nn.utils.clip_grad_value_(gru.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad()
+
+    return step
+
+
+def flex_step(_: bool) -> Callable[[], None]:
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    q, k, v = (torch.randn(2, 8, 1024, 64, device=DEV, dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+    mask = create_block_mask(lambda b, h, qi, ki: (qi >= ki) & (qi - ki < 256), None, None, 1024, 1024, device=DEV)
+    fa = torch.compile(flex_attention)
+    return lambda: fa(q, k, v, block_mask=mask, score_mod=lambda s, b, h, qi, ki: s + (qi - ki) * 0.01).sum().backward()
+
+
+def linalg_ops(_: bool) -> Callable[[], None]:
+    a = torch.randn(256, 256, device=DEV, dtype=torch.float64)
+    spd = a @ a.t() + 256 * torch.eye(256, device=DEV, dtype=torch.float64)
+    sp = torch.randn(2048, 2048, device=DEV).relu_().clamp_max_(0.02).to_sparse()
+    dense = torch.randn(2048, 64, device=DEV)
+    x = torch.randn(64, 4096, device=DEV)
+    logits = torch.randn(4096, 10, device=DEV)
+
+    def step() -> None:
+        torch.linalg.cholesky(spd)
+        torch.linalg.eigh(spd)
+        torch.linalg.svd(a[:64, :64])
+        torch.linalg.inv(spd)
+        torch.linalg.det(spd[:32, :32])
+        torch.sparse.mm(sp, dense)
+        sp.to_sparse_csr().matmul(dense)
+        torch.stft(x[0], 256, window=torch.hann_window(256, device=DEV), return_complex=True).abs()
+        torch.fft.ifft(torch.fft.fft(x.to(torch.complex64))).real.sum()
+        F.binary_cross_entropy_with_logits(logits, torch.rand_like(logits))
+        F.kl_div(logits.log_softmax(1), logits.softmax(1), reduction="batchmean")
+        F.huber_loss(logits, torch.zeros_like(logits))
+        F.triplet_margin_loss(x[:16].t(), x[16:32].t(), x[32:48].t())
+        y, idx = F.max_pool2d(x.view(1, 64, 64, 64), 2, return_indices=True)
+        F.max_unpool2d(y, idx, 2)
+        F.adaptive_max_pool2d(x.view(1, 64, 64, 64), 7)
+        x.masked_select(x > 1).sum()
+        x.index_put_((torch.randint(0, 64, (100,), device=DEV),), torch.zeros(100, 4096, device=DEV), accumulate=True)
+        x.to(torch.float8_e4m3fn).to(torch.float32).abs().amax()
+        torch.nn.utils.parametrizations.spectral_norm(nn.Linear(64, 64).to(DEV))(x.t()[:8])
+
+    return step
+
+
 Make = Callable[[bool], Callable[[], None]]
 
 
@@ -298,6 +396,12 @@ SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
         **both("unet", unet_step),
         **both("decode", decode_step),
         "more_ops": (more_ops, False),
+    },
+    "22": {
+        **both("bert", bert_step),
+        "gru_eager": (rnn_step, False),
+        "flex_attention_compiled": (flex_step, True),
+        "linalg_sparse_losses": (linalg_ops, False),
     },
 }
 
