@@ -292,6 +292,25 @@ def test_cubin_the_disassembler_refuses_keeps_its_resources() -> None:
     assert k.mix == {} and any(n.startswith("no SASS mix for sm_52") for n in obj.notes)
 
 
+def test_a_host_library_whose_fatbin_size_is_damaged_is_one_error_line(tmp_path: Path) -> None:
+    """A bit flip in the ``.hip_fatbin`` section header's size (fuzz seed 47): once only the sections were read
+    from the file, pyelftools asked it for 32 TiB and raised MemoryError. A BytesIO of the whole file had stopped
+    at its end."""
+    from elftools.elf.elffile import ELFFile
+
+    src = CODEOBJ / "hip" / "libk2z.so"
+    data = bytearray(src.read_bytes())
+    with src.open("rb") as f:
+        elf = ELFFile(f)
+        (i,) = [n for n, sec in enumerate(elf.iter_sections()) if sec.name == ".hip_fatbin"]
+        struct.pack_into("<Q", data, elf["e_shoff"] + i * elf["e_shentsize"] + 32, 1 << 45)  # Elf64_Shdr.sh_size
+    bad = tmp_path / "libbad.so"
+    bad.write_bytes(bytes(data))
+    proc = run_kscope("isa", bad)
+    assert_one_error_line(proc)
+    assert "another file" in proc.stderr
+
+
 @pytest.mark.parametrize("lib", ["libk2.so", "libk2z.so"])
 def test_a_host_library_of_two_translation_units_has_both_bundles(lib: str) -> None:
     """tests/data/codeobj/hip/README.md: the .hip_fatbin holds k.hip's bundle, then k2.hip's (libk2z.so: both

@@ -25,11 +25,13 @@ BINARY_SUFFIXES = {".hsaco", ".co", ".o", ".cubin", ".fatbin", ".so", ".out", ".
 def _host_sections(f: IO[bytes]) -> dict[str, bytes]:
     """A host ELF's device-code sections, read alone from the open file: tensorflow-rocm's 1.4 GB library is
     read for its 609 MB ``.hip_fatbin`` only."""
+    size = os.fstat(f.fileno()).st_size
     try:
         elf = ELFFile(f)
-        return {
-            s.name: s.data() for s in elf.iter_sections() if s.name in (".hip_fatbin", ".nv_fatbin", "__nv_relfatbin")
-        }
+        wanted = [s for s in elf.iter_sections() if s.name in (".hip_fatbin", ".nv_fatbin", "__nv_relfatbin")]
+        if any(s["sh_offset"] + s["sh_size"] > size for s in wanted):
+            return {}  # a damaged size: reading it from the file would allocate it (a BytesIO stopped at its end)
+        return {s.name: s.data() for s in wanted}
     except ELF_ERRORS:
         return {}
 
