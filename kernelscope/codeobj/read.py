@@ -85,16 +85,16 @@ def read_binary(path: Path, arch: str | None = None, progress: Progress | None =
     with open_raw(path) as f:
         try:
             head = f.read(64)
-            sections = _host_sections(f) if _is_host_elf(head) else None
-            data = b"" if sections is not None else head + f.read()
+            host = _is_host_elf(head)
+            sections = _host_sections(f) if host else {}
+            data = b"" if host else head + f.read()  # a host ELF is read for its sections alone
         except OSError as exc:  # EISDIR arrives at read() on some systems
             raise unreadable(path, exc) from None
-    if sections is not None:
-        if ".nv_fatbin" in sections or "__nv_relfatbin" in sections:
-            return _kept(nvidia.read(path, "elf-with-fatbin", arch, progress))
-        if ".hip_fatbin" in sections:
-            return _bundle(path, sections[".hip_fatbin"], arch, progress)
-    elif amdgpu.is_amdgpu_elf(data):
+    if ".nv_fatbin" in sections or "__nv_relfatbin" in sections:
+        return _kept(nvidia.read(path, "elf-with-fatbin", arch, progress))
+    if ".hip_fatbin" in sections:
+        return _bundle(path, sections[".hip_fatbin"], arch, progress)
+    if amdgpu.is_amdgpu_elf(data):
         obj = _amd(path, data, "hsaco")
         return [obj] if not arch or obj.arch == arch else []
     if data.startswith((amdgpu.BUNDLE_MAGIC, amdgpu.COMPRESSED_MAGIC)):
