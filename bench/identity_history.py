@@ -1,0 +1,198 @@
+"""Replay every fresh identity set's first measurement from git, and test a learned fallback against it.
+
+Each fresh set (``bench/data/identity_fresh_names*.jsonl``) was scored once before any rule was changed
+for it. ``FIRST`` names the commit whose classifier took that measurement (the commit that added the set
+when it carried no rule change, else its parent). The replay checks each such commit out (``git worktree``),
+scores the set with that classifier in a subprocess, and prints kind/category: it re-derives the first
+measurements recorded in RESULTS.md from the code history instead of trusting the prose.
+
+``--learned`` then asks whether a model trained on names could have done better than the rules did on
+unseen names. For set N it trains a TF-IDF (word and character 3-5-gram) logistic regression on every name
+labelled before N (``tests/data/names`` and the earlier fresh sets), and scores two policies over the
+historical rule outputs: *fallback* (the model's category where the rules said ``other``/``unknown`` and
+the model's probability reaches the threshold) and *override* (also where it disagrees with a rule at
+probability ≥ max(threshold, 0.8)). Needs scikit-learn (``pip install scikit-learn``; not a kernelscope
+dependency).
+Usage: ``python bench/identity_history.py [--learned] [--results]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from _common import ROOT, publish
+
+FRESH = ROOT / "bench" / "data"
+HEADING = "## Kernel identity: first measurements replayed from git, and a learned fallback (issue 16)"
+
+# set -> the commit whose classifier took its first measurement (RESULTS.md names 18-22's; the rest are the
+# parent of the commit that added the set together with its fixes, or the adding commit when it had none)
+FIRST = {
+    1: "e791436",
+    2: "3f16f72~1",
+    3: "3e20926~1",
+    4: "1f58128~1",
+    5: "1f58128~1",
+    6: "f5c023e~1",
+    7: "728b433~1",
+    8: "0d137ba~1",
+    9: "e088caa~1",
+    10: "bb436a0~1",
+    11: "307d118~1",
+    12: "3edaca9~1",
+    13: "3edaca9~1",
+    14: "680b3b0~1",
+    15: "e2b6bdb~1",
+    16: "61a5353~1",
+    17: "b4d5172~1",
+    18: "3db2801",
+    19: "58c0e20",
+    20: "a1f51bd",
+    21: "210963e",
+    22: "cbefe98",
+}
+# sets labelled together: the second was not "before" the first
+TOGETHER = {5: 4, 13: 12}
+UNKNOWN = ("other", "unknown")
+
+_SCORE = """
+import json, sys
+from kernelscope.identity import classify
+rows = [json.loads(x) for x in open(sys.argv[1]) if x.strip()]
+for g in classify([r["name"] for r in rows]):
+    print(json.dumps([g.kind, g.category]))
+"""
+
+
+def set_path(n: int) -> Path:
+    return FRESH / ("identity_fresh_names.jsonl" if n == 1 else f"identity_fresh_names_{n}.jsonl")
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def replay(n: int, tmp: Path) -> list[tuple[str, str]]:
+    """(kind, category) of set n's names by the classifier of its first-measurement commit."""
+    tree = tmp / f"set{n}"
+    if not tree.exists():
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(tree), FIRST[n]], check=True)
+    # cwd outside the repository, so the checked-out package, not the installed one, is imported
+    out = subprocess.run(
+        [sys.executable, "-c", _SCORE, str(set_path(n))],
+        cwd=tmp,
+        env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return [tuple(json.loads(x)) for x in out.splitlines()]  # type: ignore[misc]
+
+
+def learned(history: dict[int, list[tuple[str, str]]], thresholds: list[float]) -> list[str]:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_union
+
+    from kernelscope.identity.classify import words
+    from kernelscope.identity.demangle import demangle_all
+
+    base = [r for p in sorted((ROOT / "tests" / "data" / "names").glob("*.jsonl")) for r in rows(p)]
+    fresh = {n: rows(set_path(n)) for n in FIRST}
+    names = [r["name"] for r in base] + [r["name"] for s in fresh.values() for r in s]
+    text = {k: words(v.text) for k, v in demangle_all(names).items()}
+    wins: Counter[tuple[str, float]] = Counter()
+    lines = ["| set | names | rules (first) | " + " | ".join(f"fallback ≥{t} / override" for t in thresholds) + " |"]
+    lines.append("|---|---:|---:|" + "---:|" * len(thresholds))
+    for n, got in history.items():
+        train = base + [r for m in FIRST if m < TOGETHER.get(n, n) for r in fresh[m]]
+        vec = make_union(
+            TfidfVectorizer(token_pattern=r"[a-z][a-z0-9]+", sublinear_tf=True),
+            TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True, min_df=2),
+        )
+        model = LogisticRegression(C=10, max_iter=3000)
+        model.fit(vec.fit_transform([text[r["name"]] for r in train]), [r["category"] for r in train])
+        prob = model.predict_proba(vec.transform([text[r["name"]] for r in fresh[n]]))
+        cells = []
+        truth = [r["category"] for r in fresh[n]]
+        rule = [c for _, c in got]
+        right = sum(a == b for a, b in zip(rule, truth, strict=True))
+        wins["rules", 0] += right
+        for t in thresholds:
+            fb = ov = 0
+            for p, r, y in zip(prob, rule, truth, strict=True):
+                guess, conf = model.classes_[p.argmax()], p.max()
+                fall = guess if r in UNKNOWN and conf >= t else r
+                fb += fall == y
+                ov += (guess if conf >= max(t, 0.8) else fall) == y
+            wins["fallback", t] += fb
+            wins["override", t] += ov
+            cells.append(f"{fb} / {ov}")
+        lines.append(f"| {n} | {len(truth)} | {right} | " + " | ".join(cells) + " |")
+    total = sum(len(fresh[n]) for n in history)
+
+    def pct(k: int) -> str:
+        return f"{k} ({k / total:.1%})"
+
+    lines.append(
+        f"| all | {total} | {pct(wins['rules', 0])} | "
+        + " | ".join(f"{pct(wins['fallback', t])} / {pct(wins['override', t])}" for t in thresholds)
+        + " |"
+    )
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--learned", action="store_true", help="also score the learned fallback (needs scikit-learn)")
+    ap.add_argument("--results", action="store_true", help="record the section in RESULTS.md")
+    args = ap.parse_args()
+    history: dict[int, list[tuple[str, str]]] = {}
+    kind = cat = total = 0
+    lines = [
+        HEADING,
+        "",
+        f"Date {time.strftime('%Y-%m-%d')}. "
+        f"Command: `python bench/identity_history.py{' --learned' if args.learned else ''}`. "
+        "Each set scored by the classifier of the commit that took its first measurement (a git worktree of it), "
+        "against the set's labels as they are now.",
+        "",
+        "| set | commit | names | kind | category |",
+        "|---|---|---:|---:|---:|",
+    ]
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+            for n, commit in FIRST.items():
+                got = history[n] = replay(n, tmp)
+                truth = rows(set_path(n))
+                k = sum(g[0] == r["kind"] for g, r in zip(got, truth, strict=True))
+                c = sum(g[1] == r["category"] for g, r in zip(got, truth, strict=True))
+                kind, cat, total = kind + k, cat + c, total + len(truth)
+                lines.append(f"| {n} | {commit} | {len(truth)} | {k / len(truth):.1%} | {c / len(truth):.1%} |")
+                print(lines[-1], file=sys.stderr)  # progress: a worktree and a scoring run per set
+    finally:  # the worktrees' folders are gone with the temporary directory; forget them
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "prune"], check=False)
+    lines.append(f"| all | | {total} | {kind / total:.1%} | {cat / total:.1%} |")
+    if args.learned:
+        lines += [
+            "",
+            "Learned fallback (scikit-learn TF-IDF + logistic regression, trained for each set on the names labelled "
+            "before it), categories right of each set's names: rules alone at their first measurement; *fallback*, the "
+            "model where the rules said other/unknown at probability ≥ t; *override*, also against a rule at "
+            "≥ max(t, 0.8).",
+            "",
+            *learned(history, [0.0, 0.3, 0.5, 0.7]),
+        ]
+    publish(lines, HEADING, args.results)
+
+
+if __name__ == "__main__":
+    main()
