@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -62,6 +63,36 @@ def test_demangle_bitint_and_bf16() -> None:
     text = demangle_all([sym])[sym].text
     assert text.startswith("void aiter::fused_mx_quant_moe_sort_kernel<std::bfloat16_t, _BitInt(8), 256, 32>(")
     assert "int const*, int const*" in text  # the substitution S9_ resolved to the right type
+
+
+DEEP = [json.loads(line) for line in (DATA.parent / "demangle" / "deep_cutlass_symbols.jsonl").read_text().splitlines()]
+LLVM_CXXFILT = next(
+    (p for p in ("/usr/lib/llvm-19/bin/llvm-cxxfilt", shutil.which("llvm-cxxfilt-19")) if p and Path(p).exists()), None
+)
+
+
+def test_deep_cutlass_symbols_demangle_past_binutils_recursion_limit() -> None:
+    """CUTLASS 3 / CuTe kernels of a serving wheel (aphrodite-engine 0.24.1; 440 of its and ktransformers'
+    8,574 kernels) nest past binutils' default recursion limit, and c++filt left them mangled: the kernel's
+    function was the whole symbol. The independent demangler (LLVM's) is the ground truth."""
+    syms = [d["symbol"] for d in DEEP]
+    assert all(_cxxfilt(s) == s for s in syms)  # binutils with its default limit cannot
+    got = demangle_all(syms)
+    assert all(got[s].mangled and not got[s].repaired for s in syms)
+    if LLVM_CXXFILT:
+        llvm = subprocess.run([LLVM_CXXFILT], input="\n".join(syms), capture_output=True, text=True, check=True)
+        for s, text in zip(syms, llvm.stdout.splitlines(), strict=True):
+            assert _closing(got[s].text) == _closing(text)  # binutils prints "> >" where LLVM prints ">>"
+    for d, ident in zip(DEEP, classify(syms), strict=True):
+        assert not ident.function.startswith("_Z")
+        if d["function"] == "_flash_kda_fwd_recurrence":  # a bare function template: its name is the function
+            assert ident.function == d["function"]
+
+
+def _closing(text: str) -> str:
+    while "> >" in text:
+        text = text.replace("> >", ">>")
+    return text
 
 
 @pytest.mark.parametrize(

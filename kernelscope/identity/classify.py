@@ -38,7 +38,7 @@ def _unwrap(comps: list[cxx.Component], rules: RuleSet, depth: int = 0) -> tuple
     if not comps:
         return comps, ""
     key = comps[cxx.key_component(comps)]
-    if key.name not in rules.wrappers or depth > 8:
+    if not rules.wrappers.fullmatch(key.name) or depth > 8:
         return comps, ""
     for i, arg in enumerate(key.targs):
         if cxx.is_literal(arg) or rules.carriers.match(arg.strip()):

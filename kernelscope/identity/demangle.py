@@ -1,10 +1,11 @@
 """Batched demangling with binutils ``c++filt`` — the one place the demangler's quirks live.
 
 Why binutils: the Python demanglers fail on the extended floating types (``DF16b``, ``DF16_``) that
-every bf16/fp16 ROCm kernel carries. Two gaps of binutils 2.40 are bridged here:
+every bf16/fp16 ROCm kernel carries. Three gaps of binutils 2.40 are bridged here:
 
 * ``_BitInt(N)`` (``DB8_`` — Composable Kernel's ``f8_t``) is rewritten to a vendor type
   (``u9_BitInt_8``) that ``c++filt`` prints as ``_BitInt_8``; we print it back as ``_BitInt(8)``.
+* Its recursion limit, which leaves deeply nested CUTLASS 3 / CuTe symbols mangled: lifted (see ``_run``).
 * Truncated names (profilers cut long symbols, often mid-token): we try closing the open nesting
   levels (``E`` ... plus a ``v`` return type / parameter list) on the name cut back a few characters,
   all candidates in the same single ``c++filt`` call, and keep the longest prefix that demangles.
@@ -62,7 +63,13 @@ def cxxfilt_path() -> str:
 def _run(lines: list[str]) -> list[str]:
     if not lines:
         return []
-    proc = run_tool([cxxfilt_path()], input="\n".join(lines) + "\n")
+    text = "\n".join(lines) + "\n"
+    # binutils stops at 2048 nested demangler calls and leaves the symbol mangled: CUTLASS 3 / CuTe kernels
+    # (a GEMM's collective mainloop and epilogue types, FlashKDA's TMA copies) nest deeper. Without the limit
+    # they demangle; should a hostile symbol then crash c++filt, the batch is run again with the limit.
+    proc = run_tool([cxxfilt_path(), "--no-recurse-limit"], input=text)
+    if proc.returncode != 0:
+        proc = run_tool([cxxfilt_path()], input=text)
     if proc.returncode != 0:
         raise ToolFailedError(f"c++filt exited with {proc.returncode}: {(proc.stderr.strip() or 'no output')[:200]}")
     out = proc.stdout.split("\n")

@@ -48,7 +48,7 @@ class Attribute:
 class RuleSet:
     kinds: tuple[Rule, ...]
     categories: tuple[Rule, ...]
-    wrappers: frozenset[str]
+    wrappers: re.Pattern[str]  # the wrapper templates' names, matched whole
     carriers: re.Pattern[str]
     attributes: dict[str, tuple[Attribute, ...]]
     type_dtypes: tuple[tuple[str, re.Pattern[str]], ...]
@@ -103,7 +103,7 @@ def parse(doc: dict[str, Any]) -> RuleSet:
     rs = RuleSet(
         kinds=tuple(_rule(e) for e in doc["kinds"]),
         categories=tuple(_rule(e) for e in doc["categories"]),
-        wrappers=frozenset(doc["wrappers"]),
+        wrappers=_compile("wrappers", "|".join(f"(?:{w})" for w in doc["wrappers"])),
         carriers=_compile("carriers", doc["carriers"]),
         attributes=attrs,
         type_dtypes=tuple((e["dtype"], _compile("dtypes.types", e["pattern"])) for e in dt["types"]),
