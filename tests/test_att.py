@@ -244,6 +244,20 @@ def test_stall_breakdown_by_instruction_class(folder: Path) -> None:
     assert sum(r.stall_breakdown_pct.values()) == pytest.approx(100)
 
 
+def test_a_wait_whose_mnemonic_is_damaged_is_classed_not_a_key_error(tmp_path: Path) -> None:
+    """Fuzz seed 49 (att, code.json + invalid UTF-8): ``s_waitcnt\ufffd…`` was a wait to the mnemonic table but
+    not to the operand reader, and ``analyze`` raised KeyError 'wait'. Its stall cycles now go to ``other``."""
+    src = ATT / "blockscale_preshuffle_gemm" / "big" / "ui_output_agent_14065_dispatch_120"
+    shutil.copytree(src, tmp_path / "cap")
+    doc = json.loads((tmp_path / "cap" / "code.json").read_text())
+    i = next(i for i, row in enumerate(doc["code"]) if row[0].startswith("s_waitcnt vmcnt(") and row[8] > 0)
+    doc["code"][i][0] = "s_waitcnt\ufffd" + doc["code"][i][0].removeprefix("s_waitcnt ")
+    (tmp_path / "cap" / "code.json").write_text(json.dumps(doc))
+    before, after = _result(src).stall_breakdown, analyze(reader.read(tmp_path / "cap")).stall_breakdown
+    assert sum(after.values()) == sum(before.values())
+    assert after["other"] - before["other"] == doc["code"][i][8] > 0
+
+
 def test_combined_wait_goes_to_lds_when_the_decoder_saw_only_lds_work(tmp_path: Path) -> None:
     """A vmcnt(N) & lgkmcnt(0) wait whose dependency records name only ds_* producers is an LDS wait."""
     src = ATT / "blockscale_preshuffle_gemm" / "big" / "ui_output_agent_14065_dispatch_120"
@@ -287,6 +301,8 @@ def test_combined_wait_goes_to_lds_when_the_decoder_saw_only_lds_work(tmp_path: 
         ("s_wait_alu 0xfffe", "valu"),
         ("s_wait_expcnt 0x0", "other"),
         ("s_wait_idle", "combined"),
+        ("s_waitcnt\tvmcnt(0)", "vmem_wait"),  # a tab after the mnemonic
+        ("s_waitcnt\ufffdvmcnt(0)", "other"),  # a damaged wait (fuzz seed 49): a wait, counters unknown
         ("v_add_f32 v0, v1, v2", None),
     ],
 )

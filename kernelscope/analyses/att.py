@@ -83,7 +83,7 @@ _WAVE32_OPERANDS = re.compile(r"\b(?:vcc_lo|vcc_hi|exec_lo|exec_hi)\b")
 def wait_kind(isa: str) -> str | None:
     """For a wait instruction: ``vmem_wait``, ``lds_smem_wait``, ``combined`` (both), ``valu`` (ALU
     dependency counters) or ``other`` (export counter, events); None for any other instruction."""
-    op, _, operands = isa.strip().lower().partition(" ")
+    op, operands = _split_op(isa)
     if op == "s_waitcnt":
         # gfx9-11 "s_waitcnt vmcnt(0) lgkmcnt(0)"; a bare immediate ("s_waitcnt 0") sets every counter
         counters = set(_COUNTER.findall(operands)) or set(_VMEM_COUNTERS | _LGKM_COUNTERS)
@@ -93,6 +93,8 @@ def wait_kind(isa: str) -> str | None:
         name = op.removeprefix("s_wait_")
         # s_wait_idle waits for every counter; s_wait_loadcnt_dscnt names two
         counters = set(_VMEM_COUNTERS | _LGKM_COUNTERS) if name == "idle" else set(name.split("_"))
+    elif op.startswith("s_waitcnt"):  # a wait whose mnemonic is damaged ("s_waitcnt\ufffd..."): counters unknown
+        counters = set()
     else:
         return None
     vmem, lgkm = bool(counters & _VMEM_COUNTERS), bool(counters & _LGKM_COUNTERS)
@@ -108,7 +110,13 @@ def _classify(isa: str) -> tuple[str, bool]:
     kind = wait_kind(isa)
     if kind is not None:
         return ("vmem_wait", True) if kind == _COMBINED else (kind, False)
-    return STALL_CLASS[amd_class(isa.strip().lower().split(" ", 1)[0])], False
+    return STALL_CLASS[amd_class(_split_op(isa)[0])], False
+
+
+def _split_op(isa: str) -> tuple[str, str]:
+    """Mnemonic and operands, split at the first whitespace of any kind (a tab, as some disassemblers write)."""
+    op, *rest = isa.strip().lower().split(None, 1) or [""]
+    return op, rest[0] if rest else ""
 
 
 def _mnemonics(isa: Sequence[str]) -> list[str]:
