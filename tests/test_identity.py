@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,6 +88,25 @@ def test_deep_cutlass_symbols_demangle_past_binutils_recursion_limit() -> None:
         assert not ident.function.startswith("_Z")
         if d["function"] == "_flash_kda_fwd_recurrence":  # a bare function template: its name is the function
             assert ident.function == d["function"]
+
+
+def test_a_crash_without_the_recursion_limit_runs_the_batch_again_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should a hostile symbol crash c++filt once its recursion limit is lifted, the names still demangle."""
+    from kernelscope.identity import demangle
+
+    calls: list[list[str]] = []
+    real = demangle.run_tool
+
+    def crash_unlimited(argv: list[str], **kw: Any) -> Any:
+        calls.append(argv)
+        if "--no-recurse-limit" in argv:
+            return subprocess.CompletedProcess(argv, -11, "", "")  # SIGSEGV
+        return real(argv, **kw)
+
+    monkeypatch.setattr(demangle, "run_tool", crash_unlimited)
+    sym = "_ZN5aiter19fmha_fwd_hd128_bf16E"
+    assert demangle_all([sym])[sym].text == "aiter::fmha_fwd_hd128_bf16"
+    assert [("--no-recurse-limit" in a) for a in calls] == [True, False]
 
 
 def _closing(text: str) -> str:
