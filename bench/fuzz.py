@@ -911,7 +911,7 @@ def report_lines(
     ).stdout.strip()
     m = machine(["msgspec", "numpy", "pyelftools"])
     lines = [
-        HEADING,
+        run_heading(args),
         "",
         f"{datetime.date.today().isoformat()}, commit {commit}; {m['cpus']} CPUs ({m['cpu']}), {m['ram']}, "
         f"Python {m['python']}, {m['os']}; {m['packages']}.",
@@ -972,6 +972,13 @@ def report_lines(
 
 
 HEADING = "## fuzz.py: hostile inputs through every reader and file-taking command (issue 16)"
+
+
+def run_heading(args: argparse.Namespace) -> str:
+    """The section's heading names the run, so --results replaces only a rerun of the same one (the first,
+    unnamed section is the baseline before issue 16's fixes and stays)."""
+    targets = f", targets {args.targets}" if args.targets else ""
+    return f"{HEADING}: seed {args.seed}, {args.per_target:,} inputs per target{targets}"
 
 
 def run_fuzz(
@@ -1055,9 +1062,9 @@ def main(argv: list[str] | None = None) -> int:
     lines = report_lines(summary, cli, args, wall)
     if args.json:
         if args.results:
-            write_results("\n".join(lines) + "\n", HEADING)
+            write_results("\n".join(lines) + "\n", lines[0])
     else:
-        publish(lines, HEADING, args.results)
+        publish(lines, lines[0], args.results)
     return 0
 
 
