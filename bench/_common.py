@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import platform
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "RESULTS.md"
+
+
+def jsonl(path: Path) -> list[Any]:
+    """The records of a JSON-lines file (blank lines skipped): the labelled sets and their contexts."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def machine(packages: Sequence[str]) -> dict[str, str]:

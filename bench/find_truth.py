@@ -29,13 +29,12 @@ Usage: ``python bench/find_truth.py --repos /work/repos/* [--labels F --context 
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from _common import ROOT
+from _common import ROOT, jsonl
 
 from kernelscope.model.source import SourceMatch
 from kernelscope.sources.find import Finder
@@ -88,9 +87,9 @@ def main() -> None:
     ap.add_argument("--db", type=Path, default=Path("/tmp/find_truth.sqlite"), help="index file (kept: re-runs)")
     ap.add_argument("--show", default="confidently wrong,missed,ambiguous", help="outcomes to list name by name")
     args = ap.parse_args()
-    rows = [json.loads(line) for line in args.labels.read_text().splitlines() if line.strip()]
+    rows = jsonl(args.labels)
     rows = [r for r in rows if r.get("expected") is not None]  # undecided labels are left out (README)
-    contexts = [json.loads(line) for line in args.context.read_text().splitlines() if line.strip()]
+    contexts = jsonl(args.context)
     repos = {p.resolve().name: p.resolve() for p in args.repos}
     index = SourceIndex(args.db)
     t0 = time.perf_counter()

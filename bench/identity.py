@@ -14,12 +14,11 @@ Usage: ``python bench/identity.py [--names 20000] [--no-results]``.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import time
 from pathlib import Path
 
-from _common import ROOT, machine, publish
+from _common import ROOT, jsonl, machine, publish
 
 from kernelscope.identity import classify
 
@@ -30,7 +29,7 @@ FIELDS = ("kind", "category", "function", "dtype")
 
 
 def score(path: Path) -> dict[str, float]:
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = jsonl(path)
     got = classify([r["name"] for r in rows])
     return {
         "n": len(rows),
@@ -53,7 +52,7 @@ def main() -> None:
     named = sorted(SETS.glob("*.jsonl"))
     sets = [*named, *sorted(FRESH.glob("identity_fresh_names*.jsonl"), key=_set_number)]
     scores = {p.name: score(p) for p in sets}
-    base = [json.loads(ln)["name"] for p in named for ln in p.read_text().splitlines() if ln]
+    base = [r["name"] for p in named for r in jsonl(p)]
     # distinct strings: a suffix on bare names, a different template argument count on C++ ones
     names = [
         f"{n}_{i}" if "<" not in n else n.replace("<", f"<{i}, ", 1)

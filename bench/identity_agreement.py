@@ -10,11 +10,10 @@ Usage: ``python bench/identity_agreement.py A.jsonl B.jsonl [--title T] [--resul
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 from pathlib import Path
 
-from _common import publish
+from _common import jsonl, publish
 
 from kernelscope.identity import classify
 
@@ -22,8 +21,7 @@ FIELDS = ("kind", "category", "dtype", "function")
 
 
 def _rows(path: Path) -> dict[str, dict[str, object]]:
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return {r["name"]: r for r in rows}
+    return {r["name"]: r for r in jsonl(path)}
 
 
 def _pct(k: int, n: int) -> str:

@@ -27,9 +27,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from _common import ROOT, publish
+from _common import ROOT, jsonl, publish
+from identity import FRESH, SETS
 
-FRESH = ROOT / "bench" / "data"
 HEADING = "## Kernel identity: first measurements replayed from git, and a learned fallback (issue 16)"
 
 # set -> the commit whose classifier took its first measurement (RESULTS.md names 18-24's; the rest are the
@@ -77,13 +77,9 @@ def set_path(n: int) -> Path:
     return FRESH / ("identity_fresh_names.jsonl" if n == 1 else f"identity_fresh_names_{n}.jsonl")
 
 
-def rows(path: Path) -> list[dict[str, str]]:
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-
-
 def replay(n: int, tmp: Path) -> list[tuple[str, str]]:
     """(kind, category) of set n's names by the classifier of its first-measurement commit."""
-    tree = tmp / f"set{n}"
+    tree = tmp / FIRST[n].replace("~", "_")  # one worktree per commit (sets 4 and 5, 12 and 13 share one)
     if not tree.exists():
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(tree), FIRST[n]], check=True)
     # cwd outside the repository, so the checked-out package, not the installed one, is imported
@@ -98,7 +94,9 @@ def replay(n: int, tmp: Path) -> list[tuple[str, str]]:
     return [tuple(json.loads(x)) for x in out.splitlines()]  # type: ignore[misc]
 
 
-def learned(history: dict[int, list[tuple[str, str]]], thresholds: list[float]) -> list[str]:
+def learned(
+    history: dict[int, list[tuple[str, str]]], fresh: dict[int, list[dict[str, str]]], thresholds: list[float]
+) -> list[str]:
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_union
@@ -106,8 +104,7 @@ def learned(history: dict[int, list[tuple[str, str]]], thresholds: list[float]) 
     from kernelscope.identity.classify import words
     from kernelscope.identity.demangle import demangle_all
 
-    base = [r for p in sorted((ROOT / "tests" / "data" / "names").glob("*.jsonl")) for r in rows(p)]
-    fresh = {n: rows(set_path(n)) for n in FIRST}
+    base = [r for p in sorted(SETS.glob("*.jsonl")) for r in jsonl(p)]
     names = [r["name"] for r in base] + [r["name"] for s in fresh.values() for r in s]
     text = {k: words(v.text) for k, v in demangle_all(names).items()}
     wins: Counter[tuple[str, float]] = Counter()
@@ -157,6 +154,7 @@ def main() -> None:
     ap.add_argument("--results", action="store_true", help="record the section in RESULTS.md")
     args = ap.parse_args()
     history: dict[int, list[tuple[str, str]]] = {}
+    fresh = {n: jsonl(set_path(n)) for n in FIRST}
     kind = cat = total = 0
     lines = [
         HEADING,
@@ -174,7 +172,7 @@ def main() -> None:
             tmp = Path(d)
             for n, commit in FIRST.items():
                 got = history[n] = replay(n, tmp)
-                truth = rows(set_path(n))
+                truth = fresh[n]
                 k = sum(g[0] == r["kind"] for g, r in zip(got, truth, strict=True))
                 c = sum(g[1] == r["category"] for g, r in zip(got, truth, strict=True))
                 kind, cat, total = kind + k, cat + c, total + len(truth)
@@ -191,7 +189,7 @@ def main() -> None:
             "model where the rules said other/unknown at probability ≥ t; *override*, also against a rule at "
             "≥ max(t, 0.8).",
             "",
-            *learned(history, [0.0, 0.3, 0.5, 0.7]),
+            *learned(history, fresh, [0.0, 0.3, 0.5, 0.7]),
         ]
     publish(lines, HEADING, args.results)
 
