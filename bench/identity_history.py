@@ -63,6 +63,7 @@ FIRST = {
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
 UNKNOWN = ("other", "unknown")
+TIMEOUT_S = 600  # a checkout or one set's scoring takes seconds; never let one hang the run
 
 _SCORE = """
 import json, sys
@@ -81,7 +82,8 @@ def replay(n: int, tmp: Path) -> list[tuple[str, str]]:
     """(kind, category) of set n's names by the classifier of its first-measurement commit."""
     tree = tmp / FIRST[n].replace("~", "_")  # one worktree per commit (sets 4 and 5, 12 and 13 share one)
     if not tree.exists():
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(tree), FIRST[n]], check=True)
+        git = ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(tree), FIRST[n]]
+        subprocess.run(git, check=True, timeout=TIMEOUT_S)
     # cwd outside the repository, so the checked-out package, not the installed one, is imported
     out = subprocess.run(
         [sys.executable, "-c", _SCORE, str(set_path(n))],
@@ -90,6 +92,7 @@ def replay(n: int, tmp: Path) -> list[tuple[str, str]]:
         capture_output=True,
         text=True,
         check=True,
+        timeout=TIMEOUT_S,
     ).stdout
     return [tuple(json.loads(x)) for x in out.splitlines()]  # type: ignore[misc]
 
@@ -179,7 +182,7 @@ def main() -> None:
                 lines.append(f"| {n} | {commit} | {len(truth)} | {k / len(truth):.1%} | {c / len(truth):.1%} |")
                 print(lines[-1], file=sys.stderr)  # progress: a worktree and a scoring run per set
     finally:  # the worktrees' folders are gone with the temporary directory; forget them
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "prune"], check=False)
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "prune"], check=False, timeout=TIMEOUT_S)
     lines.append(f"| all | | {total} | {kind / total:.1%} | {cat / total:.1%} |")
     if args.learned:
         lines += [
