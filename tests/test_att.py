@@ -258,6 +258,21 @@ def test_a_wait_whose_mnemonic_is_damaged_is_classed_not_a_key_error(tmp_path: P
     assert after["other"] - before["other"] == doc["code"][i][8] > 0
 
 
+def test_a_tab_after_the_mnemonic_reads_as_a_space(tmp_path: Path) -> None:
+    """Some disassemblers write a tab between mnemonic and operands: every instruction keeps its class, and the
+    kernels (registers, architecture) read the same as with spaces."""
+    src = ATT / "blockscale_preshuffle_gemm" / "big" / "ui_output_agent_14065_dispatch_120"
+    shutil.copytree(src, tmp_path / "cap")
+    doc = json.loads((tmp_path / "cap" / "code.json").read_text())
+    for row in doc["code"]:
+        if not row[0].startswith(";"):
+            row[0] = row[0].replace(" ", "\t", 1)
+    (tmp_path / "cap" / "code.json").write_text(json.dumps(doc))
+    before, after = _result(src), analyze(reader.read(tmp_path / "cap"))
+    assert after.stall_breakdown == before.stall_breakdown
+    assert after.kernels == before.kernels
+
+
 def test_combined_wait_goes_to_lds_when_the_decoder_saw_only_lds_work(tmp_path: Path) -> None:
     """A vmcnt(N) & lgkmcnt(0) wait whose dependency records name only ds_* producers is an LDS wait."""
     src = ATT / "blockscale_preshuffle_gemm" / "big" / "ui_output_agent_14065_dispatch_120"

@@ -120,8 +120,8 @@ def _split_op(isa: str) -> tuple[str, str]:
 
 
 def _mnemonics(isa: Sequence[str]) -> list[str]:
-    """Each instruction's mnemonic as written: the text before its first space."""
-    return [x.partition(" ")[0] or x.lstrip().partition(" ")[0] for x in isa]
+    """Each instruction's mnemonic as written (case kept): its first word, ended by any whitespace."""
+    return [next(iter(x.split(None, 1)), "") for x in isa]
 
 
 _WAIT = -1  # class id placeholder: a wait's class depends on its operands
