@@ -123,7 +123,11 @@ def _dtype(
     k = key[cxx.key_component(key)] if key else None
     targs = _type_dtypes(", ".join(k.targs), rules) if k else []
     named = _token_dtypes(function, rules)
-    if category == "quant" and (narrow := [d for d in (*targs, *named) if d in _NARROW]):
+    # a kernel whose own name spells a narrow type (rms_norm_static_fp8_quant, convert_fp8) is typed by that
+    # spelling; a quantizing kernel by the narrow type among its template arguments
+    if spelled := [d for d in named if d in _NARROW]:
+        return spelled[0]
+    if category == "quant" and (narrow := [d for d in targs if d in _NARROW]):
         return narrow[0]
     integers = bool(wrapper) or category in ("sort_scan", "elementwise", "reduce")
     local = " ".join(c.name for c in key if c.is_local)
