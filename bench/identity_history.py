@@ -32,7 +32,7 @@ from identity import FRESH, SETS
 
 HEADING = "## Kernel identity: first measurements replayed from git, and a learned fallback (issue 16)"
 
-# set -> the commit whose classifier took its first measurement (RESULTS.md names 18-26's; the rest are the
+# set -> the commit whose classifier took its first measurement (RESULTS.md names 18-27's; the rest are the
 # parent of the commit that added the set together with its fixes, or the adding commit when it had none)
 FIRST = {
     1: "e791436",
@@ -61,6 +61,7 @@ FIRST = {
     24: "2335f49",
     25: "d94791c",
     26: "e6612f3",
+    27: "255c935",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
