@@ -113,15 +113,22 @@ def _classify(isa: str) -> tuple[str, bool]:
     return STALL_CLASS[amd_class(_split_op(isa)[0])], False
 
 
-def _split_op(isa: str) -> tuple[str, str]:
-    """Mnemonic and operands, split at the first whitespace of any kind (a tab, as some disassemblers write)."""
-    op, *rest = isa.strip().lower().split(None, 1) or [""]
+def _split(isa: str) -> tuple[str, str]:
+    """Mnemonic and operands as written, split at the first whitespace of any kind (a tab, as some
+    disassemblers write): the one place an instruction line is split."""
+    op, *rest = isa.strip().split(None, 1) or [""]
     return op, rest[0] if rest else ""
 
 
+def _split_op(isa: str) -> tuple[str, str]:
+    """Mnemonic and operands, lower-cased (how the mnemonic and wait tables spell them)."""
+    op, operands = _split(isa)
+    return op.lower(), operands.lower()
+
+
 def _mnemonics(isa: Sequence[str]) -> list[str]:
-    """Each instruction's mnemonic as written (case kept): its first word, ended by any whitespace."""
-    return [next(iter(x.split(None, 1)), "") for x in isa]
+    """Each instruction's mnemonic as written (case kept)."""
+    return [_split(x)[0] for x in isa]
 
 
 _WAIT = -1  # class id placeholder: a wait's class depends on its operands
