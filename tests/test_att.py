@@ -244,40 +244,52 @@ def test_stall_breakdown_by_instruction_class(folder: Path) -> None:
     assert sum(r.stall_breakdown_pct.values()) == pytest.approx(100)
 
 
+GEMM = ATT / "blockscale_preshuffle_gemm" / "big" / "ui_output_agent_14065_dispatch_120"
+
+
+def _edited_code(tmp_path: Path, edit: Callable[[list[list[Any]]], None]) -> AttResult:
+    """The GEMM capture analysed after ``edit`` changed the rows of a copy of its code.json."""
+    shutil.copytree(GEMM, tmp_path / "cap")
+    doc = json.loads((tmp_path / "cap" / "code.json").read_text())
+    edit(doc["code"])
+    (tmp_path / "cap" / "code.json").write_text(json.dumps(doc))
+    return analyze(reader.read(tmp_path / "cap"))
+
+
 def test_a_wait_whose_mnemonic_is_damaged_is_classed_not_a_key_error(tmp_path: Path) -> None:
     """Fuzz seed 49 (att, code.json + invalid UTF-8): ``s_waitcnt\ufffd…`` was a wait to the mnemonic table but
     not to the operand reader, and ``analyze`` raised KeyError 'wait'. Its stall cycles now go to ``other``."""
-    src = ATT / "blockscale_preshuffle_gemm" / "big" / "ui_output_agent_14065_dispatch_120"
-    shutil.copytree(src, tmp_path / "cap")
-    doc = json.loads((tmp_path / "cap" / "code.json").read_text())
-    i = next(i for i, row in enumerate(doc["code"]) if row[0].startswith("s_waitcnt vmcnt(") and row[8] > 0)
-    doc["code"][i][0] = "s_waitcnt\ufffd" + doc["code"][i][0].removeprefix("s_waitcnt ")
-    (tmp_path / "cap" / "code.json").write_text(json.dumps(doc))
-    before, after = _result(src).stall_breakdown, analyze(reader.read(tmp_path / "cap")).stall_breakdown
+    damaged: list[list[Any]] = []
+
+    def damage(code: list[list[Any]]) -> None:
+        row = next(r for r in code if r[0].startswith("s_waitcnt vmcnt(") and r[8] > 0)
+        row[0] = "s_waitcnt\ufffd" + row[0].removeprefix("s_waitcnt ")
+        damaged.append(row)
+
+    after = _edited_code(tmp_path, damage).stall_breakdown
+    before = _result(GEMM).stall_breakdown
     assert sum(after.values()) == sum(before.values())
-    assert after["other"] - before["other"] == doc["code"][i][8] > 0
+    assert after["other"] - before["other"] == damaged[0][8] > 0
 
 
 def test_a_tab_after_the_mnemonic_reads_as_a_space(tmp_path: Path) -> None:
     """Some disassemblers write a tab between mnemonic and operands: every instruction keeps its class, and the
     kernels (registers, architecture) read the same as with spaces."""
-    src = ATT / "blockscale_preshuffle_gemm" / "big" / "ui_output_agent_14065_dispatch_120"
-    shutil.copytree(src, tmp_path / "cap")
-    doc = json.loads((tmp_path / "cap" / "code.json").read_text())
-    for row in doc["code"]:
-        if not row[0].startswith(";"):
-            row[0] = row[0].replace(" ", "\t", 1)
-    (tmp_path / "cap" / "code.json").write_text(json.dumps(doc))
-    before, after = _result(src), analyze(reader.read(tmp_path / "cap"))
+
+    def tabs(code: list[list[Any]]) -> None:
+        for row in code:
+            if not row[0].startswith(";"):
+                row[0] = row[0].replace(" ", "\t", 1)
+
+    before, after = _result(GEMM), _edited_code(tmp_path, tabs)
     assert after.stall_breakdown == before.stall_breakdown
     assert after.kernels == before.kernels
 
 
 def test_combined_wait_goes_to_lds_when_the_decoder_saw_only_lds_work(tmp_path: Path) -> None:
     """A vmcnt(N) & lgkmcnt(0) wait whose dependency records name only ds_* producers is an LDS wait."""
-    src = ATT / "blockscale_preshuffle_gemm" / "big" / "ui_output_agent_14065_dispatch_120"
-    shutil.copytree(src, tmp_path / "cap")
-    rows = {r[2]: r for r in _code(src)}
+    shutil.copytree(GEMM, tmp_path / "cap")
+    rows = {r[2]: r for r in _code(GEMM)}
     combined = [line for line, r in rows.items() if "vmcnt(" in r[0] and "lgkmcnt(" in r[0]]
     assert combined
     for p in (tmp_path / "cap").glob("se*.json"):  # drop the VMEM producers from the decoder's records
@@ -291,7 +303,7 @@ def test_combined_wait_goes_to_lds_when_the_decoder_saw_only_lds_work(tmp_path: 
     moved = sum(rows[line][8] for line in combined)
     assert r.combined_waits.instructions == len(combined)
     assert r.combined_waits.to_lds_smem == moved and r.combined_waits.to_vmem == 0
-    assert r.stall_breakdown["lds_smem_wait"] - _result(src).stall_breakdown["lds_smem_wait"] == moved
+    assert r.stall_breakdown["lds_smem_wait"] - _result(GEMM).stall_breakdown["lds_smem_wait"] == moved
 
 
 @pytest.mark.parametrize(
