@@ -6,8 +6,11 @@ with the workload that launched it first, to ``$OUT/names.jsonl``; versions to `
 Suite 20 (set 20): decoder, convnet and MoE steps and a sweep of ops; suite 21 (set 21): a ViT encoder (compiled
 with max-autotune), a small UNet, a decode step with RoPE, a KV-cache write and top-p sampling, and more ATen ops.
 Suite 22 (set 22): an encoder with attention written out, a GRU language model, compiled FlexAttention, and
-linear algebra, sparse products, FFTs and losses.
-Usage (device): ``python bench/gpu/collect_names.py [20|21|22]``.
+linear algebra, sparse products, FFTs and losses. Suite 28 (set 28): a Llama block (GQA by cuDNN attention, complex
+RoPE, FP8 row-scaled MLP), a grouped-GEMM MoE, every SDPA backend and jagged attention, weight-only int4/int8 and 2:4
+sparse GEMMs, every optimizer, special functions and distributions, vision resampling ops, Inductor extras, and more
+losses and linear algebra.
+Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28]``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.profiler import ProfilerActivity, profile
 
 OUT = Path(os.environ.get("OUT", "."))
@@ -376,6 +380,395 @@ def linalg_ops(_: bool) -> Callable[[], None]:
     return step
 
 
+def sweep(*ops: Callable[[], object]) -> Callable[[], None]:
+    """A step of independent ops; an op this torch or GPU cannot run is dropped (and printed), not the whole sweep."""
+    kept = []
+    for op in ops:
+        try:
+            op()
+            kept.append(op)
+        except Exception as exc:  # one unsupported op must not cost the others' names
+            print("  op dropped:", repr(exc)[:200], flush=True)
+    return lambda: [op() for op in kept] and None
+
+
+# cuDNN first; where it cannot take grouped-query attention, SDPA falls back in this order
+BACKENDS = [
+    SDPBackend.CUDNN_ATTENTION,
+    SDPBackend.FLASH_ATTENTION,
+    SDPBackend.EFFICIENT_ATTENTION,
+    SDPBackend.MATH,
+]
+
+
+def llama_step(compiled: bool) -> Callable[[], None]:
+    """A Llama-style prefill block: grouped-query attention (cuDNN SDPA), complex-number RoPE, FP8 row-scaled MLP."""
+    d, heads, kv_heads, s = 1024, 16, 4, 512
+    dh = d // heads
+    n1, n2 = nn.RMSNorm(d).to(DEV), nn.RMSNorm(d).to(DEV)
+    wq = nn.Linear(d, d, bias=False).to(DEV)
+    wkv = nn.Linear(d, 2 * kv_heads * dh, bias=False).to(DEV)
+    wo = nn.Linear(d, d, bias=False).to(DEV)
+    w_up = (torch.randn(4 * d, d, device=DEV) / 32).to(torch.float8_e4m3fn)
+    w_down = (torch.randn(d, 2 * d, device=DEV) / 32).to(torch.float8_e4m3fn)
+    freqs = torch.polar(
+        torch.ones(s, dh // 2, device=DEV),
+        torch.outer(torch.arange(s, device=DEV).float(), 1e-4 ** torch.linspace(0, 1, dh // 2, device=DEV)),
+    )
+
+    def rope(t: torch.Tensor) -> torch.Tensor:
+        c = torch.view_as_complex(t.float().reshape(*t.shape[:-1], -1, 2)) * freqs[None, :, None]
+        return torch.view_as_real(c).flatten(-2).type_as(t)
+
+    def fp8_linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        x2 = x.reshape(-1, x.shape[-1])
+        sx = x2.abs().amax(-1, keepdim=True).float().clamp(min=1e-6) / 448
+        q = (x2 / sx).to(torch.float8_e4m3fn)
+        sw = torch.ones(1, w.shape[0], device=DEV)
+        return torch._scaled_mm(q, w.t(), scale_a=sx, scale_b=sw, out_dtype=torch.bfloat16).view(*x.shape[:-1], -1)
+
+    def block(x: torch.Tensor) -> torch.Tensor:
+        b = x.shape[0]
+        h = n1(x)
+        q = rope(wq(h).view(b, s, heads, dh))
+        k, v = wkv(h).view(b, s, 2, kv_heads, dh).unbind(2)
+        k = rope(k)
+        with sdpa_kernel(BACKENDS):
+            a = F.scaled_dot_product_attention(
+                q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True, enable_gqa=True
+            )
+        x = x + wo(a.transpose(1, 2).reshape(b, s, d))
+        g, u = fp8_linear(n2(x), w_up).chunk(2, -1)
+        return x + fp8_linear(F.silu(g) * u, w_down)
+
+    fn = torch.compile(block) if compiled else block
+    x = torch.randn(2, s, d, device=DEV, dtype=torch.bfloat16)
+    params = [*n1.parameters(), *n2.parameters(), *wq.parameters(), *wkv.parameters(), *wo.parameters()]
+    for p_ in params:
+        p_.data = p_.data.to(torch.bfloat16)
+
+    def step() -> None:
+        with torch.no_grad():  # prefill only: _scaled_mm has no backward
+            fn(x).float().pow(2).mean().item()
+
+    return step
+
+
+def grouped_moe_step(compiled: bool) -> Callable[[], None]:
+    """A MoE layer with sigmoid routing and grouped GEMMs (bf16 ``_grouped_mm``, FP8 ``_scaled_grouped_mm``)."""
+    d, experts, k, tokens = 1024, 8, 2, 4096
+    router = torch.randn(d, experts, device=DEV, dtype=torch.bfloat16) / 32
+    w1 = torch.randn(experts, d, 2048, device=DEV, dtype=torch.bfloat16) / 32
+    w2 = torch.randn(experts, 1024, d, device=DEV, dtype=torch.bfloat16) / 32
+    w8 = (torch.randn(experts, 1024, d, device=DEV) / 32).to(torch.float8_e4m3fn).transpose(-2, -1)
+    x = torch.randn(tokens, d, device=DEV, dtype=torch.bfloat16)
+
+    def moe(x: torch.Tensor) -> torch.Tensor:
+        scores = torch.sigmoid(x @ router)
+        w, idx = scores.topk(k, -1)
+        w = w / w.sum(-1, keepdim=True)
+        order = idx.view(-1).argsort(stable=True)
+        counts = torch.histc(idx.view(-1).float(), experts, 0, experts - 1).int()
+        offs = torch.cumsum(counts, 0, dtype=torch.int32)
+        xs = x.repeat_interleave(k, 0)[order]
+        g, u = torch._grouped_mm(xs, w1, offs=offs).chunk(2, -1)
+        y = torch._grouped_mm(F.silu(g) * u, w2, offs=offs)
+        out = torch.zeros_like(xs).index_add_(0, order, y)
+        return (out.view(tokens, k, d) * w.unsqueeze(-1)).sum(1)
+
+    def fp8_grouped() -> torch.Tensor:
+        xq = (x / 8).to(torch.float8_e4m3fn)
+        offs = torch.arange(512, tokens + 1, 512, device=DEV, dtype=torch.int32)
+        sa = torch.ones(tokens, device=DEV)
+        sb = torch.ones(experts, d, device=DEV)
+        return torch._scaled_grouped_mm(xq, w8, sa, sb, offs=offs, out_dtype=torch.bfloat16)
+
+    fn = torch.compile(moe) if compiled else moe
+    return sweep(lambda: fn(x).sum().item(), fp8_grouped)
+
+
+def attention_variants(_: bool) -> Callable[[], None]:
+    """SDPA by each backend, with masks, dropout and backward; jagged (nested) attention; attention decode shapes."""
+    q, k, v = (torch.randn(4, 8, 256, 64, device=DEV, dtype=torch.float16, requires_grad=True) for _ in range(3))
+    mask = torch.randn(4, 1, 256, 256, device=DEV, dtype=torch.float16)
+    qd = torch.randn(32, 8, 1, 128, device=DEV, dtype=torch.bfloat16)
+    kd = torch.randn(32, 8, 2048, 128, device=DEV, dtype=torch.bfloat16)
+
+    def with_backend(backend: SDPBackend, **kw: object) -> Callable[[], None]:
+        def run() -> None:
+            with sdpa_kernel(backend):
+                F.scaled_dot_product_attention(q, k, v, **kw).sum().backward()  # type: ignore[arg-type]
+
+        return run
+
+    def jagged() -> None:
+        lens = [37, 200, 5, 128]
+        parts = [torch.randn(n, 8, 64, device=DEV, dtype=torch.float16) for n in lens]
+        nt = torch.nested.nested_tensor(parts, layout=torch.jagged).transpose(1, 2)
+        F.scaled_dot_product_attention(nt, nt, nt)
+
+    def decode() -> None:
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            F.scaled_dot_product_attention(qd, kd, kd)
+        with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
+            F.scaled_dot_product_attention(qd, kd, kd)
+
+    return sweep(
+        with_backend(SDPBackend.FLASH_ATTENTION, is_causal=True, dropout_p=0.1),
+        with_backend(SDPBackend.EFFICIENT_ATTENTION, attn_mask=mask),
+        with_backend(SDPBackend.CUDNN_ATTENTION),
+        with_backend(SDPBackend.MATH, attn_mask=mask, dropout_p=0.1),
+        jagged,
+        decode,
+    )
+
+
+def low_precision_ops(_: bool) -> Callable[[], None]:
+    """Weight-only int4/int8 GEMMs, 2:4 semi-structured sparsity, tensor quantization ops, TF32/fp64/complex GEMMs."""
+    x16 = torch.randn(64, 4096, device=DEV, dtype=torch.bfloat16)
+    w = torch.randint(0, 16, (4096, 4096 // 2), device=DEV, dtype=torch.uint8)
+    scale_zeros = torch.randn(4096 // 128, 4096, 2, device=DEV, dtype=torch.bfloat16)
+    w8 = torch.randint(-128, 127, (4096, 4096), device=DEV, dtype=torch.int8)
+    s8 = torch.rand(4096, device=DEV, dtype=torch.bfloat16)
+    dense = torch.randn(1024, 1024, device=DEV, dtype=torch.float16)
+    mask24 = torch.tensor([1, 1, 0, 0], device=DEV, dtype=torch.bool).repeat(1024, 256)
+    xf = torch.randn(1024, 1024, device=DEV)
+    c = torch.randn(256, 256, device=DEV, dtype=torch.complex64)
+    d64 = torch.randn(512, 512, device=DEV, dtype=torch.float64)
+    sc = torch.rand(1024, device=DEV) + 0.1
+    zp = torch.zeros(1024, device=DEV, dtype=torch.int32)
+
+    def int4() -> None:
+        packed = torch._convert_weight_to_int4pack(w, 8)
+        torch._weight_int4pack_mm(x16, packed, 128, scale_zeros)
+
+    def sparse24() -> None:
+        from torch.sparse import to_sparse_semi_structured
+
+        sp = to_sparse_semi_structured(dense.masked_fill(~mask24, 0))
+        torch.mm(sp, dense)
+
+    def tf32() -> None:
+        torch.backends.cuda.matmul.allow_tf32 = True
+        xf @ xf
+        torch.backends.cuda.matmul.allow_tf32 = False
+
+    return sweep(
+        int4,
+        lambda: torch._weight_int8pack_mm(x16, w8, s8),
+        sparse24,
+        tf32,
+        lambda: c @ c,
+        lambda: d64 @ d64,
+        lambda: torch.baddbmm(xf[:8, None], xf[:8, None, :64], xf[:64].expand(8, 64, 1024)),
+        lambda: torch.addmv(xf[0], xf, xf[1]),
+        lambda: torch._addmm_activation(xf[0], xf, xf, use_gelu=True),
+        lambda: torch.quantize_per_tensor(xf, 0.1, 3, torch.qint8).dequantize(),
+        lambda: torch.fake_quantize_per_channel_affine(xf, sc, zp, 0, -128, 127),
+        lambda: torch.fake_quantize_per_tensor_affine(xf, 0.05, 0, 0, 255),
+        lambda: xf.to(torch.float8_e5m2).to(torch.bfloat16),
+    )
+
+
+def optimizer_zoo(_: bool) -> Callable[[], None]:
+    """One step of each optimizer implementation (for-loop, foreach, fused) and AMP loss scaling."""
+    opts = [
+        (torch.optim.SGD, {"lr": 0.1, "momentum": 0.9, "nesterov": True, "foreach": True}),
+        (torch.optim.SGD, {"lr": 0.1, "momentum": 0.9, "fused": True}),
+        (torch.optim.NAdam, {"foreach": True}),
+        (torch.optim.RAdam, {"foreach": True, "decoupled_weight_decay": True, "weight_decay": 0.01}),
+        (torch.optim.Adamax, {"foreach": True}),
+        (torch.optim.ASGD, {"foreach": True}),
+        (torch.optim.Rprop, {"foreach": True}),
+        (torch.optim.Adadelta, {"foreach": True}),
+        (torch.optim.Adam, {"foreach": True, "capturable": True, "amsgrad": True}),
+        (torch.optim.Adagrad, {"fused": True}),
+        (torch.optim.Adafactor, {"foreach": False}),
+    ]
+    ops: list[Callable[[], object]] = []
+    for cls, kw in opts:
+        ps = [torch.randn(256, 256, device=DEV, requires_grad=True) for _ in range(3)]
+        for p_ in ps:
+            p_.grad = torch.randn_like(p_)
+        ops.append(cls(ps, **kw).step)  # type: ignore[arg-type]
+    model = nn.Linear(512, 512).to(DEV)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cuda")
+    xin = torch.randn(64, 512, device=DEV)
+
+    def amp() -> None:
+        with torch.autocast(DEV, dtype=torch.float16):
+            loss = model(xin).float().square().mean()
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=True)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+
+    return sweep(*ops, amp)
+
+
+def special_random_ops(_: bool) -> Callable[[], None]:
+    """torch.special functions, random distributions and complex-number ops."""
+    x = torch.rand(1 << 16, device=DEV) + 0.5
+    c = torch.randn(1 << 14, device=DEV, dtype=torch.complex64)
+    sp = torch.special
+    return sweep(
+        lambda: sp.bessel_j0(x),
+        lambda: sp.i0e(x),
+        lambda: sp.erfcx(x),
+        lambda: sp.zeta(x + 1, x),
+        lambda: sp.digamma(x),
+        lambda: sp.polygamma(2, x),
+        lambda: sp.log_ndtr(x),
+        lambda: sp.chebyshev_polynomial_t(x, 5),
+        lambda: sp.airy_ai(x),
+        lambda: sp.spherical_bessel_j0(x),
+        lambda: sp.scaled_modified_bessel_k0(x),
+        lambda: sp.xlog1py(x, x),
+        lambda: sp.entr(x),
+        lambda: sp.sinc(x),
+        lambda: torch.lgamma(x),
+        lambda: torch.mvlgamma(x + 2, 3),
+        lambda: torch.randperm(100000, device=DEV),
+        lambda: torch.empty_like(x).normal_(),
+        lambda: torch.empty_like(x).exponential_(),
+        lambda: torch.empty_like(x).geometric_(0.3),
+        lambda: torch.empty_like(x).cauchy_(),
+        lambda: torch.empty_like(x).log_normal_(),
+        lambda: torch.poisson(x),
+        lambda: torch._standard_gamma(x),
+        lambda: torch.binomial(x * 10, x / 2),
+        lambda: torch._sample_dirichlet(x.view(-1, 16)),
+        lambda: torch.multinomial(x.view(64, -1), 10, replacement=False),
+        lambda: torch.polar(x, x),
+        c.angle,
+        c.abs,
+        (c * c.conj()).sqrt,
+        lambda: torch.fft.ihfft(x),
+        lambda: torch.nan_to_num(x.log() - 1),
+        lambda: torch.frexp(x),
+        lambda: torch.logaddexp(x, x),
+        lambda: torch.hypot(x, x),
+    )
+
+
+def vision_ops(_: bool) -> Callable[[], None]:
+    """Resampling, normalization, pooling and padding ops of vision models, forward and backward."""
+    img = torch.randn(4, 16, 64, 64, device=DEV, requires_grad=True)
+    vol = torch.randn(2, 4, 16, 32, 32, device=DEV, requires_grad=True)
+    seq = torch.randn(8, 64, 1024, device=DEV, dtype=torch.bfloat16)
+    theta = torch.randn(2, 3, 4, device=DEV)
+    dw = torch.randn(64, 1, 7, device=DEV, dtype=torch.bfloat16)
+    ids = torch.randint(0, 1000, (512,), device=DEV)
+    table = torch.randn(1000, 64, device=DEV)
+
+    def back(t: torch.Tensor) -> None:
+        t.float().sum().backward()
+
+    return sweep(
+        lambda: back(F.interpolate(img, scale_factor=2, mode="bicubic")),
+        lambda: back(F.interpolate(img, size=(24, 24), mode="bilinear", antialias=True)),
+        lambda: back(F.interpolate(vol, scale_factor=2, mode="trilinear")),
+        lambda: back(F.interpolate(vol, scale_factor=2, mode="nearest-exact")),
+        lambda: back(
+            F.grid_sample(vol, F.affine_grid(theta, [2, 4, 8, 16, 16], align_corners=False), align_corners=False)
+        ),
+        lambda: back(F.conv_transpose2d(img, torch.randn(16, 8, 3, 3, device=DEV), stride=2)),
+        lambda: F.conv1d(seq, dw, padding=3, groups=64),
+        lambda: back(F.conv2d(img, torch.randn(32, 16, 3, 3, device=DEV), dilation=2)),
+        lambda: back(F.instance_norm(img)),
+        lambda: back(F.local_response_norm(img, 5)),
+        lambda: back(F.pixel_unshuffle(img, 2)),
+        lambda: F.channel_shuffle(img.detach(), 4),
+        lambda: back(F.pad(vol, (1, 1, 1, 1, 1, 1), mode="replicate")),
+        lambda: back(F.pad(img, (3, 3, 3, 3), mode="circular")),
+        lambda: back(F.adaptive_avg_pool3d(vol, 5)),
+        lambda: back(F.fractional_max_pool2d(img, 2, output_ratio=0.5)),
+        lambda: back(F.lp_pool2d(img, 2, 2)),
+        lambda: back(F.avg_pool2d(img, 3, 2, 1, count_include_pad=False)),
+        lambda: F.embedding(ids, table, max_norm=1.0),
+        lambda: F.one_hot(ids, 1000),
+        lambda: back(F.normalize(img, dim=1)),
+        lambda: back(F.cosine_similarity(img, img.flip(0))),
+        lambda: back(torch.nn.functional.glu(img, 1)),
+        lambda: back(F.hardswish(img) + F.selu(img) + F.celu(img) + F.softplus(img) + F.rrelu(img) + F.hardtanh(img)),
+    )
+
+
+def compile_extras(_: bool) -> Callable[[], None]:
+    """Inductor beyond plain fusion: combo kernels, dynamic shapes, a scan, a template matmul with an epilogue."""
+    import torch._inductor.config as ic
+
+    ic.combo_kernels = True
+    w = torch.randn(1024, 1024, device=DEV, dtype=torch.bfloat16)
+
+    @torch.compile(dynamic=True)
+    def dyn(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return (a.sin() + 1).sum(-1), (b * 2).cumsum(0)
+
+    @torch.compile(mode="max-autotune-no-cudagraphs")
+    def mm_epi(a: torch.Tensor) -> torch.Tensor:
+        return torch.relu(a @ w + 1).to(torch.float8_e4m3fn)
+
+    def scan(a: torch.Tensor) -> torch.Tensor:
+        from torch._higher_order_ops.associative_scan import associative_scan
+
+        return associative_scan(lambda u, v: u * v + v, a, dim=1, combine_mode="pointwise")
+
+    cscan = torch.compile(scan)
+
+    @torch.compile
+    def losses(a: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(a, t, label_smoothing=0.1) + F.kl_div(a.log_softmax(-1), a.softmax(-1), log_target=False)
+
+    a = torch.randn(333, 777, device=DEV)
+    b = torch.randn(1000, 64, device=DEV)
+    t = torch.randint(0, 777, (333,), device=DEV)
+    xb = torch.randn(512, 1024, device=DEV, dtype=torch.bfloat16)
+    sa = torch.rand(16, 4096, device=DEV)
+    return sweep(lambda: dyn(a, b), lambda: mm_epi(xb), lambda: cscan(sa), lambda: losses(a, t))
+
+
+def losses_linalg(_: bool) -> Callable[[], None]:
+    """Margin and likelihood losses; LU, least squares, matrix exponential, pseudo-inverse, triangular solves."""
+    a = torch.randn(256, 100, device=DEV, requires_grad=True)
+    y = torch.randint(0, 100, (256,), device=DEV)
+    m = torch.randn(128, 128, device=DEV, dtype=torch.float64)
+    ml = (torch.rand(256, 100, device=DEV) < 0.1).long()
+
+    def back(t: torch.Tensor) -> None:
+        t.backward()
+
+    return sweep(
+        lambda: back(F.margin_ranking_loss(a[:, 0], a[:, 1], torch.sign(a[:, 2].detach()))),
+        lambda: back(F.multilabel_margin_loss(a, ml * y[:, None].clamp(max=99) - (1 - ml))),
+        lambda: back(F.multi_margin_loss(a, y)),
+        lambda: back(F.poisson_nll_loss(a, a.detach().exp())),
+        lambda: back(F.gaussian_nll_loss(a, a.detach(), a.detach().exp())),
+        lambda: back(F.cosine_embedding_loss(a, a.flip(0), torch.ones(256, device=DEV))),
+        lambda: back(F.soft_margin_loss(a, torch.sign(a.detach()))),
+        lambda: back(F.multilabel_soft_margin_loss(a, ml.float())),
+        lambda: back(F.cross_entropy(a, a.detach().softmax(-1))),
+        lambda: torch.linalg.lu_factor(m),
+        lambda: torch.linalg.lstsq(m[:, :64], m[:, :3]),
+        lambda: torch.linalg.matrix_exp(m[:32, :32] / 100),
+        lambda: torch.linalg.pinv(m[:64]),
+        lambda: torch.linalg.solve_triangular(
+            torch.triu(m) + 10 * torch.eye(128, device=DEV, dtype=torch.float64), m, upper=True
+        ),
+        lambda: torch.linalg.householder_product(*torch.geqrf(m[:, :32])),
+        lambda: torch.linalg.eigvals(m[:32, :32]),
+        lambda: torch.linalg.ldl_factor(m @ m.t()),
+        lambda: torch.kron(m[:16, :16], m[:8, :8]),
+        lambda: torch.einsum("bij,bjk->bik", m[:64].view(4, 16, 128), m.view(4, 128, 32)),
+        lambda: torch.segment_reduce(m[:, 0], "max", lengths=torch.full((16,), 8, device=DEV)),
+        lambda: torch.unique_consecutive(y.sort().values, return_counts=True),
+        lambda: torch.bincount(y, weights=a[:, 0].detach()),
+    )
+
+
 Make = Callable[[bool], Callable[[], None]]
 
 
@@ -402,6 +795,17 @@ SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
         "gru_eager": (rnn_step, False),
         "flex_attention_compiled": (flex_step, True),
         "linalg_sparse_losses": (linalg_ops, False),
+    },
+    "28": {
+        **both("llama", llama_step),
+        **both("grouped_moe", grouped_moe_step),
+        "attention_variants": (attention_variants, False),
+        "low_precision_ops": (low_precision_ops, False),
+        "optimizer_zoo": (optimizer_zoo, False),
+        "special_random_ops": (special_random_ops, False),
+        "vision_ops": (vision_ops, False),
+        "compile_extras": (compile_extras, True),
+        "losses_linalg": (losses_linalg, False),
     },
 }
 
