@@ -62,6 +62,7 @@ FIRST = {
     25: "d94791c",
     26: "e6612f3",
     27: "255c935",
+    28: "b21f9ea",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
