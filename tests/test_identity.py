@@ -64,6 +64,46 @@ def test_dtype_spelled_by_the_kernel_name_wins(name: str, dtype: str) -> None:
     assert classify([name])[0].dtype == dtype
 
 
+@pytest.mark.parametrize(
+    ("name", "dtype"),
+    [  # labels of fresh sets 20, 21 and 28, by labellers who never saw the classifier
+        (
+            "void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<float, 4, "
+            "at::native::templates::cuda::uniform_and_transform<float, float, at::CUDAGeneratorImpl*, "
+            "at::native::templates::cuda::geometric_kernel<at::CUDAGeneratorImpl*>(at::TensorIteratorBase&, double, "
+            "at::CUDAGeneratorImpl*)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::"
+            "{lambda(float)#1}>(at::TensorIteratorBase&, at::CUDAGeneratorImpl*)",
+            "fp32",  # float is the data; the later double is geometric's probability
+        ),
+        (
+            "void cutlass::Kernel2<cutlass_80_tensorop_d884gemm_64x32_16x4_nn_align1>"
+            "(cutlass_80_tensorop_d884gemm_64x32_16x4_nn_align1::Params)",
+            "fp64",  # CUTLASS's generated name: d before the MMA shape
+        ),
+        (
+            "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4>"
+            "(cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4::Params)",
+            "fp32",
+        ),
+    ],
+)
+def test_dtype_of_mixed_precision_and_cutlass_names(name: str, dtype: str) -> None:
+    assert classify([name])[0].dtype == dtype
+
+
+def test_cublas_enums_do_not_make_a_cusolver_kernel_cublas() -> None:
+    """cuSOLVER's kernels take cuBLAS's public enums (cublasFillMode_t); cuBLAS's own take its parameter structs."""
+    got = classify(
+        [
+            "void cusolverDnXfill_kernel<double>(cublasFillMode_t, long, long, double*, long, double)",
+            "void undo_swap_kernel<double>(cublasFillMode_t, int, int, int*, double*, unsigned long)",
+            "void copy_kernel<double>(cublasCopyParams<double>)",
+        ]
+    )
+    assert [g.kind for g in got] == ["cpp", "cpp", "cublas"]
+    assert got[1].category == "copy"  # a row interchange moves rows
+
+
 def _cxxfilt(symbol: str) -> str:
     return subprocess.run(["c++filt"], input=symbol, capture_output=True, text=True, check=True).stdout.strip()
 

@@ -102,14 +102,17 @@ def _combine(dtypes: list[str]) -> str | None:
 
 
 def _pick(types: list[str], integers: bool) -> str | None:
-    """The data type among a template's types: floating first (fp32 only when alone — it is the
-    accumulator beside bf16/fp16); integer types only where the kernel computes on them (functors,
-    sorts), since elsewhere ``int``/``long`` are index types."""
+    """The data type among a template's types (in order of appearance): floating first, the first of them
+    less fp32 beside a narrower type (it is the accumulator beside bf16/fp16; beside only fp64 it is the data
+    and a later ``double`` a parameter, such as a distribution's probability); integer types only where the
+    kernel computes on them (functors, sorts), since elsewhere ``int``/``long`` are index types."""
     floats = [t for t in types if t not in _INTEGER]
+    if any(t not in ("fp32", "fp64") for t in floats):
+        floats = [t for t in floats if t != "fp32"]
     if floats:
-        return next((t for t in floats if t != "fp32"), floats[0])
+        return floats[0]
     ints = [t for t in types if t in _INTEGER]
-    return max(ints, key=ints.count) if integers and ints else None
+    return ints[0] if integers and ints else None
 
 
 def _dtype(
