@@ -9,8 +9,10 @@ Suite 22 (set 22): an encoder with attention written out, a GRU language model, 
 linear algebra, sparse products, FFTs and losses. Suite 28 (set 28): a Llama block (GQA by cuDNN attention, complex
 RoPE, FP8 row-scaled MLP), a grouped-GEMM MoE, every SDPA backend and jagged attention, weight-only int4/int8 and 2:4
 sparse GEMMs, every optimizer, special functions and distributions, vision resampling ops, Inductor extras, and more
-losses and linear algebra.
-Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28]``.
+losses and linear algebra. Suite 29 (set 29, two GPUs): tensor, sequence and expert parallelism, FSDP2, DDP,
+point-to-point and other collectives, and a serving engine's decode step written in torch, replayed as a CUDA graph.
+Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28]``; suite 29:
+``torchrun --nproc-per-node 2 bench/gpu/collect_names.py 29``.
 """
 
 from __future__ import annotations
@@ -769,6 +771,177 @@ def losses_linalg(_: bool) -> Callable[[], None]:
     )
 
 
+def _dist() -> tuple[int, int]:
+    import torch.distributed as dist
+
+    return dist.get_rank(), dist.get_world_size()
+
+
+def tp_step(compiled: bool) -> Callable[[], None]:
+    """A tensor-parallel MLP (column then row parallel, all-reduce) and a sequence-parallel one (all-gather,
+    reduce-scatter), by functional collectives so that Inductor lowers them too."""
+    import torch.distributed as dist
+    import torch.distributed._functional_collectives as fc
+
+    _, world = _dist()
+    d, tokens = 2048, 1024
+    up = torch.randn(d, 4 * d // world, device=DEV, dtype=torch.bfloat16) / 45
+    down = torch.randn(4 * d // world, d, device=DEV, dtype=torch.bfloat16) / 90
+    x = torch.randn(tokens, d, device=DEV, dtype=torch.bfloat16)
+    group = dist.group.WORLD
+
+    def mlp(x: torch.Tensor) -> torch.Tensor:
+        y = F.gelu(x @ up, approximate="tanh") @ down
+        y = fc.all_reduce(y, "sum", group)
+        xs = fc.all_gather_tensor(F.rms_norm(y[: tokens // world], (d,)), 0, group)
+        return fc.reduce_scatter_tensor(F.silu(xs @ up) @ down, "sum", 0, group)
+
+    fn = torch.compile(mlp) if compiled else mlp
+    return lambda: fn(x).float().sum().item() and None
+
+
+def ep_moe_step(_: bool) -> Callable[[], None]:
+    """Expert parallelism: tokens dispatched to the rank holding their expert by all-to-all, and combined back."""
+    import torch.distributed as dist
+
+    rank, world = _dist()
+    d, experts_per_rank, tokens = 1024, 4, 2048
+    experts = experts_per_rank * world
+    router = torch.randn(d, experts, device=DEV, dtype=torch.bfloat16) / 32
+    w = torch.randn(experts_per_rank, d, d, device=DEV, dtype=torch.bfloat16) / 32
+    x = torch.randn(tokens, d, device=DEV, dtype=torch.bfloat16) + rank
+
+    def step() -> None:
+        expert = (x @ router).float().softmax(-1).argmax(-1)
+        order = expert.argsort()
+        send = torch.bincount(expert // experts_per_rank, minlength=world)
+        recv = torch.empty_like(send)
+        dist.all_to_all_single(recv, send)
+        inp = torch.empty(int(recv.sum()), d, device=DEV, dtype=x.dtype)
+        dist.all_to_all_single(inp, x[order], recv.tolist(), send.tolist())
+        out = torch.tanh(inp @ w[0])
+        back = torch.empty_like(x)
+        dist.all_to_all_single(back, out, send.tolist(), recv.tolist())
+        x.index_copy(0, order, back).sum().item()
+
+    return step
+
+
+def fsdp_step(_: bool) -> Callable[[], None]:
+    """FSDP2 (fully_shard) training step of two decoder blocks: bf16 parameters, fp32 gradient reduction."""
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    model = nn.Sequential(*[Block(512, 8) for _ in range(2)]).to(DEV)
+    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    for block in model:
+        fully_shard(block, mp_policy=mp)
+    fully_shard(model, mp_policy=mp)
+    opt = torch.optim.AdamW(model.parameters(), foreach=True)
+    x = torch.randn(4, 256, 512, device=DEV)
+
+    def step() -> None:
+        model(x).float().pow(2).mean().backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad()
+
+    return step
+
+
+def ddp_step(_: bool) -> Callable[[], None]:
+    """DDP with gradient buckets compressed to bf16 for the all-reduce, and SyncBatchNorm."""
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    from torch.nn.parallel import DistributedDataParallel
+
+    net = nn.Sequential(
+        nn.Conv2d(3, 32, 3, 1, 1), nn.BatchNorm2d(32), nn.ReLU(), nn.Flatten(), nn.Linear(32 * 32 * 32, 10)
+    )
+    net = nn.SyncBatchNorm.convert_sync_batchnorm(net).to(DEV)
+    model = DistributedDataParallel(net, bucket_cap_mb=1)
+    model.register_comm_hook(None, default_hooks.bf16_compress_hook)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = torch.randn(16, 3, 32, 32, device=DEV), torch.randint(0, 10, (16,), device=DEV)
+
+    def step() -> None:
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+        opt.zero_grad()
+
+    return step
+
+
+def collectives(_: bool) -> Callable[[], None]:
+    """Point-to-point and the remaining collectives, over several reductions and dtypes."""
+    import torch.distributed as dist
+
+    rank, world = _dist()
+    peer = (rank + 1) % world
+    t = {
+        dt: torch.ones(1 << 16, device=DEV, dtype=dt) for dt in (torch.float32, torch.float16, torch.int64, torch.uint8)
+    }
+    f8 = torch.ones(1 << 16, device=DEV).to(torch.float8_e4m3fn)
+
+    def p2p() -> None:
+        buf = torch.empty_like(t[torch.float32])
+        ops = [dist.P2POp(dist.isend, t[torch.float32], peer), dist.P2POp(dist.irecv, buf, (rank - 1) % world)]
+        for req in dist.batch_isend_irecv(ops):
+            req.wait()
+
+    def each_op() -> None:
+        for op in (dist.ReduceOp.MAX, dist.ReduceOp.MIN, dist.ReduceOp.PRODUCT, dist.ReduceOp.AVG):
+            dist.all_reduce(t[torch.float16].clone(), op)
+
+    return sweep(
+        p2p,
+        each_op,
+        lambda: dist.all_reduce(t[torch.int64].clone()),
+        lambda: dist.all_reduce(f8.clone()),
+        lambda: dist.broadcast(t[torch.uint8].clone(), 0),
+        lambda: dist.reduce(t[torch.float32].clone(), 0),
+        lambda: dist.all_gather([torch.empty_like(t[torch.float16]) for _ in range(world)], t[torch.float16]),
+        lambda: dist.gather(
+            t[torch.float32], [torch.empty_like(t[torch.float32]) for _ in range(world)] if rank == 0 else None, 0
+        ),
+        lambda: dist.scatter(torch.empty_like(t[torch.float32]), [t[torch.float32]] * world if rank == 0 else None, 0),
+        lambda: dist.reduce_scatter_tensor(torch.empty(1 << 15, device=DEV), t[torch.float32].clone()),
+        dist.barrier,
+    )
+
+
+def serving_decode(_: bool) -> Callable[[], None]:
+    """A serving engine's decode step in torch: paged-KV gather by block table, attention, sampling (temperature,
+    top-k, top-p, min-p, repetition penalty), speculative acceptance and beam search; also replayed as a CUDA graph."""
+    b, h, dh, block, vocab = 16, 8, 128, 16, 32000
+    kv_pages = torch.randn(512, block, h, dh, device=DEV, dtype=torch.bfloat16)
+    table = torch.randint(0, 512, (b, 32), device=DEV)
+    q = torch.randn(b, h, 1, dh, device=DEV, dtype=torch.bfloat16)
+    logits = torch.randn(b, vocab, device=DEV)
+    seen = torch.randint(0, vocab, (b, 64), device=DEV)
+    draft = torch.randint(0, vocab, (b, 4), device=DEV)
+
+    def decode() -> torch.Tensor:
+        kv = kv_pages[table].flatten(1, 2).transpose(1, 2)
+        a = F.scaled_dot_product_attention(q, kv, kv)
+        lg = logits.scatter(1, seen, logits.gather(1, seen) / 1.2) / 0.8
+        top = torch.topk(lg, 50)
+        probs = top.values.softmax(-1)
+        sp, si = probs.sort(-1, descending=True)
+        sp = sp.masked_fill(sp.cumsum(-1) - sp > 0.9, 0)
+        sp = sp.masked_fill(sp < 0.05 * sp[:, :1], 0)
+        pick = top.indices.gather(1, si.gather(1, torch.multinomial(sp, 1)))
+        p_draft = lg.softmax(-1).gather(1, draft)
+        accept = (torch.rand_like(p_draft) < p_draft).int().cumprod(-1).sum(-1)
+        beams = lg.log_softmax(-1).view(b // 4, -1).topk(4).indices
+        return a.sum() + pick.sum() + accept.sum() + beams.sum()
+
+    decode()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        decode()
+    return sweep(decode, graph.replay)
+
+
 Make = Callable[[bool], Callable[[], None]]
 
 
@@ -807,11 +980,28 @@ SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
         "compile_extras": (compile_extras, True),
         "losses_linalg": (losses_linalg, False),
     },
+    "29": {  # run under torchrun on 2 GPUs; rank 0 records
+        **both("tensor_parallel", tp_step),
+        "expert_parallel": (ep_moe_step, False),
+        "fsdp2": (fsdp_step, False),
+        "ddp": (ddp_step, False),
+        "collectives": (collectives, False),
+        "serving_decode": (serving_decode, False),
+    },
 }
 
 
 def main() -> None:
     suite = sys.argv[1] if len(sys.argv) > 1 else "20"
+    rank = 0
+    if "RANK" in os.environ:  # torchrun: one process per GPU
+        from datetime import timedelta
+
+        import torch.distributed as dist
+
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+        dist.init_process_group("nccl", timeout=timedelta(seconds=120))
+        rank = dist.get_rank()
     seen: dict[str, str] = {}
     for label, (make, compiled) in SUITES[suite].items():
         try:
@@ -829,6 +1019,8 @@ def main() -> None:
             if ev.device_type == torch.autograd.DeviceType.CUDA and not ev.name.startswith(("Memcpy", "Memset")):
                 seen.setdefault(ev.name, label)
         print(label, len(seen), flush=True)
+    if rank:
+        return
     with (OUT / "names.jsonl").open("w") as f:
         for name, label in seen.items():
             f.write(json.dumps({"name": name, "workload": label}) + "\n")
