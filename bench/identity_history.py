@@ -63,6 +63,7 @@ FIRST = {
     26: "e6612f3",
     27: "255c935",
     28: "b21f9ea",
+    29: "dd3954d",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
