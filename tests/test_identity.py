@@ -66,7 +66,7 @@ def test_dtype_spelled_by_the_kernel_name_wins(name: str, dtype: str) -> None:
 
 @pytest.mark.parametrize(
     ("name", "dtype"),
-    [  # labels of fresh sets 20, 21 and 28, by labellers who never saw the classifier
+    [  # labels of fresh sets 20, 21, 22, 28 and 29, by labellers who never saw the classifier
         (
             "void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<float, 4, "
             "at::native::templates::cuda::uniform_and_transform<float, float, at::CUDAGeneratorImpl*, "
@@ -85,6 +85,13 @@ def test_dtype_spelled_by_the_kernel_name_wins(name: str, dtype: str) -> None:
             "(cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4::Params)",
             "fp32",
         ),
+        (
+            "void at::native::vectorized_elementwise_kernel<8, at::native::BUnaryFunctor<c10::Half, c10::Half, c10::Half, "
+            "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int, at::native::BUnaryFunctor<"
+            "c10::Half, c10::Half, c10::Half, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul>)",
+            "fp16",  # the functor computes in fp32 (ATen's opmath type) on fp16 data
+        ),
+        ("ncclDevKernel_AllReduce_Sum_u64_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "uint64"),
     ],
 )
 def test_dtype_of_mixed_precision_and_cutlass_names(name: str, dtype: str) -> None:

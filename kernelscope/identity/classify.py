@@ -134,10 +134,12 @@ def _dtype(
         return narrow[0]
     integers = bool(wrapper) or category in ("sort_scan", "elementwise", "reduce")
     local = " ".join(c.name for c in key if c.is_local)
+    floating = [d for d in _type_dtypes(text, rules) if d in ("bf16", "fp16", "fp8", "fp4", "fp64")]
+    # an ATen functor computes in fp32 (its opmath type) on the bf16/fp16 data its wrapper names
+    opmath = bool(wrapper) and floating[:1] in (["bf16"], ["fp16"])
     for found in (_pick(targs, integers), _combine(named), _pick(_type_dtypes(local, rules), integers)):
         if found:
-            return found
-    floating = [d for d in _type_dtypes(text, rules) if d in ("bf16", "fp16", "fp8", "fp4", "fp64")]
+            return floating[0] if opmath and found == "fp32" else found
     return floating[0] if floating else None
 
 
