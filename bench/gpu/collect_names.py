@@ -391,7 +391,12 @@ def sweep(*ops: Callable[[], object]) -> Callable[[], None]:
             kept.append(op)
         except Exception as exc:  # one unsupported op must not cost the others' names
             print("  op dropped:", repr(exc)[:200], flush=True)
-    return lambda: [op() for op in kept] and None
+
+    def step() -> None:
+        for op in kept:
+            op()
+
+    return step
 
 
 # cuDNN first; where it cannot take grouped-query attention, SDPA falls back in this order

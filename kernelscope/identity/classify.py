@@ -134,13 +134,22 @@ def _dtype(
         return narrow[0]
     integers = bool(wrapper) or category in ("sort_scan", "elementwise", "reduce")
     local = " ".join(c.name for c in key if c.is_local)
-    floating = [d for d in _type_dtypes(text, rules) if d in ("bf16", "fp16", "fp8", "fp4", "fp64")]
-    # an ATen functor computes in fp32 (its opmath type) on the bf16/fp16 data its wrapper names
-    opmath = bool(wrapper) and floating[:1] in (["bf16"], ["fp16"])
     for found in (_pick(targs, integers), _combine(named), _pick(_type_dtypes(local, rules), integers)):
         if found:
-            return floating[0] if opmath and found == "fp32" else found
+            return (_opmath_data(text, rules) or found) if found == "fp32" and wrapper else found
+    floating = _floating(text, rules)
     return floating[0] if floating else None
+
+
+def _floating(text: str, rules: RuleSet) -> list[str]:
+    return [d for d in _type_dtypes(text, rules) if d in ("bf16", "fp16", "fp8", "fp4", "fp64")]
+
+
+def _opmath_data(text: str, rules: RuleSet) -> str | None:
+    """The bf16/fp16 data an ATen functor computing in fp32 (its opmath type) works on, named by its wrapper;
+    read only then, since it scans the whole name."""
+    first = _floating(text, rules)[:1]
+    return first[0] if first in (["bf16"], ["fp16"]) else None
 
 
 def _function(rule: Rule, fn: str) -> str:
