@@ -11,7 +11,10 @@ RoPE, FP8 row-scaled MLP), a grouped-GEMM MoE, every SDPA backend and jagged att
 sparse GEMMs, every optimizer, special functions and distributions, vision resampling ops, Inductor extras, and more
 losses and linear algebra. Suite 29 (set 29, two GPUs): tensor, sequence and expert parallelism, FSDP2, DDP,
 point-to-point and other collectives, and a serving engine's decode step written in torch, replayed as a CUDA graph.
-Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28]``; suite 29:
+Suite 30 (set 30): the libraries' own search spaces, their trials profiled: cuDNN's benchmark mode over convolutions,
+RNNs and normalization, TunableOp over cuBLAS/cuBLASLt, Inductor's max-autotune; cuFFT over sizes, cuSOLVER and MAGMA,
+cuSPARSE, and cuBLAS beyond the plain GEMM.
+Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30]``; suite 29:
 ``torchrun --nproc-per-node 2 bench/gpu/collect_names.py 29``.
 """
 
@@ -947,6 +950,327 @@ def serving_decode(_: bool) -> Callable[[], None]:
     return sweep(decode, graph.replay)
 
 
+WARMUP = 3  # steps run before the profiled one
+
+
+def cold(*ops: Callable[[], object]) -> Callable[[], None]:
+    """Like ``sweep``, but every op first runs inside the profile, so an autotuner's trials (cuDNN's benchmark mode,
+    TunableOp, Inductor's max-autotune) are among the names; the warm-up steps do nothing."""
+    calls = 0
+
+    def step() -> None:
+        nonlocal calls
+        calls += 1
+        if calls <= WARMUP:
+            return
+        for op in ops:
+            try:
+                op()
+            except Exception as exc:  # one unsupported op must not cost the others' names
+                print("  op dropped:", repr(exc)[:200], flush=True)
+
+    return step
+
+
+def _conv(dim: int, c: int, k: int, size: int, kernel: int, dtype: torch.dtype, **kw: object) -> Callable[[], None]:
+    """One convolution, forward and backward; ``transposed``, ``channels_last`` and ``tf32`` are read from ``kw``."""
+    transposed, channels_last, tf32 = (bool(kw.pop(key, False)) for key in ("transposed", "channels_last", "tf32"))
+    cls = {
+        1: nn.Conv1d,
+        2: nn.ConvTranspose2d if transposed else nn.Conv2d,
+        3: nn.ConvTranspose3d if transposed else nn.Conv3d,
+    }[dim]
+
+    def op() -> None:
+        torch.backends.cudnn.allow_tf32 = tf32
+        m = cls(c, k, kernel, padding=kernel // 2 if not transposed else 0, **kw).to(DEV, dtype)  # type: ignore[arg-type]
+        x = torch.randn(8, c, *[size] * dim, device=DEV, dtype=dtype)
+        if channels_last:
+            fmt = torch.channels_last if dim == 2 else torch.channels_last_3d
+            m, x = m.to(memory_format=fmt), x.to(memory_format=fmt)
+        m(x.requires_grad_()).float().sum().backward()
+
+    return op
+
+
+def cudnn_autotune(_: bool) -> Callable[[], None]:
+    """cuDNN in benchmark mode, trials included: convolutions over dimensions, layouts, dtypes, groups, dilation and
+    transposition, forward and backward; cuDNN's fused conv+ReLU, RNNs, batch norm, CTC loss and grid sampler."""
+    torch.backends.cudnn.benchmark = True
+    f16, b16, f32 = torch.float16, torch.bfloat16, torch.float32
+    convs = [
+        _conv(2, 64, 64, 56, 3, f32, tf32=True),
+        _conv(2, 64, 64, 56, 3, f32),
+        _conv(2, 64, 64, 56, 3, f16),
+        _conv(2, 64, 64, 56, 3, f16, channels_last=True),
+        _conv(2, 256, 64, 28, 1, f16, channels_last=True),
+        _conv(2, 3, 64, 224, 7, f16, channels_last=True, stride=2),
+        _conv(2, 128, 128, 28, 3, f16, channels_last=True, groups=128),
+        _conv(2, 128, 128, 28, 3, b16, channels_last=True, groups=32),
+        _conv(2, 64, 64, 56, 3, b16, channels_last=True, dilation=2),
+        _conv(2, 64, 32, 56, 5, b16, channels_last=True),
+        _conv(2, 16, 16, 32, 3, torch.float64),
+        _conv(1, 256, 256, 4096, 3, f32, tf32=True),
+        _conv(1, 256, 256, 1024, 31, f16, groups=256),
+        _conv(3, 32, 32, 16, 3, f16, channels_last=True),
+        _conv(3, 16, 16, 16, 3, f32, tf32=True),
+        _conv(2, 64, 32, 28, 4, f16, channels_last=True, transposed=True, stride=2),
+        _conv(3, 16, 8, 8, 2, f32, transposed=True, stride=2),
+    ]
+    x = torch.randn(8, 64, 56, 56, device=DEV, dtype=f16)
+    w = torch.randn(64, 64, 3, 3, device=DEV, dtype=f16)
+    seq = torch.randn(32, 16, 256, device=DEV)
+    lengths = torch.tensor([32] * 8 + [20] * 8)
+
+    def rnn(cls: type[nn.RNNBase], dtype: torch.dtype, packed: bool = False, **kw: object) -> Callable[[], None]:
+        def op() -> None:
+            m = cls(256, 256, 2, **kw).to(DEV, dtype)  # type: ignore[arg-type]
+            inp = seq.to(dtype).requires_grad_()
+            out = m(nn.utils.rnn.pack_padded_sequence(inp, lengths) if packed else inp)[0]
+            (nn.utils.rnn.pad_packed_sequence(out)[0] if packed else out).float().sum().backward()
+
+        return op
+
+    def batch_norm(dtype: torch.dtype, fmt: torch.memory_format, dims: int) -> Callable[[], None]:
+        def op() -> None:
+            m = (nn.BatchNorm2d if dims == 2 else nn.BatchNorm3d)(64).to(DEV)
+            t = torch.randn(8, 64, *[16] * dims, device=DEV, dtype=dtype).to(memory_format=fmt)
+            with torch.autocast(DEV, dtype=dtype, enabled=dtype != f32):
+                m(t.requires_grad_()).float().sum().backward()
+
+        return op
+
+    def ctc() -> None:
+        logp = torch.randn(50, 16, 20, device=DEV).log_softmax(2).detach().requires_grad_()
+        targets = torch.randint(1, 20, (16 * 10,), dtype=torch.int32)
+        F.ctc_loss(
+            logp, targets, torch.full((16,), 50, dtype=torch.int32), torch.full((16,), 10, dtype=torch.int32)
+        ).backward()
+
+    grid = F.affine_grid(torch.randn(8, 2, 3, device=DEV), [8, 64, 56, 56], align_corners=True)
+    return cold(
+        *convs,
+        lambda: torch.cudnn_convolution_relu(x, w, None, [1, 1], [1, 1], [1, 1], 1),
+        lambda: torch.cudnn_convolution_add_relu(x, w, x, 1.0, None, [1, 1], [1, 1], [1, 1], 1),
+        rnn(nn.LSTM, f32, bidirectional=True, proj_size=128),
+        rnn(nn.LSTM, f16, packed=True),
+        rnn(nn.GRU, b16),
+        rnn(nn.RNN, f16, nonlinearity="relu"),
+        rnn(nn.RNN, torch.float64),
+        batch_norm(f32, torch.contiguous_format, 2),
+        batch_norm(f16, torch.channels_last, 2),
+        batch_norm(b16, torch.contiguous_format, 3),
+        ctc,
+        lambda: torch.cudnn_grid_sampler(x.float(), grid),
+    )
+
+
+def tunableop_gemms(_: bool) -> Callable[[], None]:
+    """PyTorch's TunableOp tuning each GEMM over cuBLAS and cuBLASLt's candidate algorithms, trials included:
+    fp32/TF32/bf16/fp16/fp64 GEMMs of decode, prefill and square shapes, transposed, batched, with bias, and FP8."""
+    tun = torch.cuda.tunable
+    shapes = [(1, 4096, 4096), (16, 4096, 1024), (2048, 2048, 2048), (333, 777, 555)]
+    dtypes = [torch.float32, torch.bfloat16, torch.float16, torch.float64]
+
+    def on() -> None:
+        tun.enable(True)
+        tun.tuning_enable(True)
+        tun.set_filename("/tmp/kscope_tunableop%d.csv")
+        tun.set_max_tuning_iterations(5)
+
+    def gemm(m: int, n: int, k: int, dtype: torch.dtype, tf32: bool = False) -> Callable[[], None]:
+        def op() -> None:
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            a = torch.randn(m, k, device=DEV, dtype=dtype)
+            b = torch.randn(n, k, device=DEV, dtype=dtype)
+            a @ b.t()
+            b @ a.t()
+            torch.addmm(torch.randn(n, device=DEV, dtype=dtype), a, b.t())
+            torch.bmm(a.expand(4, m, k), b.t().expand(4, k, n))
+
+        return op
+
+    def fp8() -> None:
+        a = torch.randn(256, 1024, device=DEV).to(torch.float8_e4m3fn)
+        b = torch.randn(2048, 1024, device=DEV).to(torch.float8_e4m3fn)
+        one = torch.ones((), device=DEV)
+        torch._scaled_mm(a, b.t(), one, one, out_dtype=torch.bfloat16)
+
+    def off() -> None:
+        tun.enable(False)
+        torch.backends.cuda.matmul.allow_tf32 = False
+
+    ops = [gemm(*shape, dtype) for dtype in dtypes for shape in shapes]
+    return cold(on, *ops, gemm(512, 512, 512, torch.float32, tf32=True), fp8, off)
+
+
+def fft_sweep(_: bool) -> Callable[[], None]:
+    """cuFFT over sizes that pick its different algorithms: powers of 2, 3, 5, 7 and 11, mixed radices, primes
+    (Bluestein), real and complex, single, double and half precision, 1-D to 3-D."""
+    ops: list[Callable[[], object]] = []
+    for n in (16, 128, 1024, 8192, 1 << 16, 1 << 20, 2187, 15625, 16807, 14641, 1000, 1920, 1009, 65521):
+        x = torch.randn(max(1, (1 << 21) // n), n, device=DEV)
+        ops += [lambda x=x: torch.fft.irfft(torch.fft.rfft(x), n=x.shape[-1]), lambda x=x: torch.fft.fft(x.cfloat())]
+    d = torch.randn(64, 4096, device=DEV, dtype=torch.float64)
+    h = torch.randn(64, 1024, device=DEV, dtype=torch.float16)
+    vol = torch.randn(4, 64, 64, 64, device=DEV)
+    return sweep(
+        *ops,
+        lambda: torch.fft.irfft(torch.fft.rfft(d)),
+        lambda: torch.fft.ifft(torch.fft.fft(d.cdouble())),
+        lambda: torch.fft.irfft(torch.fft.rfft(h)),
+        lambda: torch.fft.ifft2(torch.fft.fft2(vol[0].cfloat())),
+        lambda: torch.fft.irfftn(torch.fft.rfftn(vol, dim=(1, 2, 3))),
+        lambda: torch.fft.hfft(h.float()[:, :513]),
+    )
+
+
+def solver_sweep(_: bool) -> Callable[[], None]:
+    """Dense linear algebra by cuSOLVER and by MAGMA (``preferred_linalg_library``): factorizations, solves,
+    eigen- and singular-value decompositions, single, batched, real and complex."""
+
+    def by(lib: str, f: Callable[[], object]) -> Callable[[], None]:
+        def op() -> None:
+            torch.backends.cuda.preferred_linalg_library(lib)
+            try:
+                f()
+            finally:
+                torch.backends.cuda.preferred_linalg_library("default")
+
+        return op
+
+    g = torch.randn(512, 512, device=DEV, dtype=torch.float64)
+    spd = g @ g.t() + 512 * torch.eye(512, device=DEV, dtype=torch.float64)
+    gb = torch.randn(64, 24, 24, device=DEV)
+    spdb = gb @ gb.transpose(1, 2) + 24 * torch.eye(24, device=DEV)
+    gc = torch.randn(128, 128, device=DEV, dtype=torch.complex64)
+    la = torch.linalg
+    fns: list[Callable[[], object]] = [
+        lambda: la.cholesky(spd),
+        lambda: la.cholesky(spdb),
+        lambda: la.eigh(spd.float()),
+        lambda: la.eigh(spdb),
+        lambda: la.svd(g[:256, :128]),
+        lambda: la.svd(gb),
+        lambda: la.qr(g),
+        lambda: la.lu_factor(gb),
+        lambda: la.solve(g, g[:, :8]),
+        lambda: la.inv(gb),
+        lambda: la.lstsq(g[:, :64], g[:, :2]),
+        lambda: la.eig(g[:64, :64]),
+        lambda: la.svdvals(gc),
+        lambda: la.solve(gc, gc[:, :4]),
+        lambda: torch.cholesky_inverse(la.cholesky(spdb)),
+        lambda: la.lu_solve(*la.lu_factor(g), g[:, :4]),
+    ]
+    return sweep(
+        *[by(lib, f) for lib in ("cusolver", "magma") for f in fns],
+        lambda: la.svd(gb, driver="gesvda"),
+        lambda: la.svd(g[:128, :128], driver="gesvdj"),
+        lambda: la.solve_triangular(torch.tril(spdb), gb, upper=False),
+    )
+
+
+def sparse_sweep(_: bool) -> Callable[[], None]:
+    """Sparse tensors: cuSPARSE products (SpMM, SpMV, SpGEMM, SDDMM) over CSR, COO and BSR, conversions,
+    coalescing, sparse reductions and softmax, and the backward of a sparse product."""
+    d = torch.randn(4096, 4096, device=DEV).masked_fill_(torch.rand(4096, 4096, device=DEV) > 0.01, 0)
+    csr, coo, dense = d.to_sparse_csr(), d.to_sparse(), torch.randn(4096, 64, device=DEV)
+    bsr = d.to_sparse_bsr((64, 64))
+    h = d.half()
+
+    def conversions() -> None:
+        csr.to_dense()
+        d.to_sparse_csc()
+        coo.to_sparse_csr()
+        (coo + coo).coalesce()
+
+    return sweep(
+        lambda: csr @ dense,
+        lambda: csr @ dense[:, 0],
+        lambda: csr @ csr,
+        lambda: csr + csr,
+        lambda: coo @ dense,
+        conversions,
+        lambda: torch.sparse.sum(coo, 1),
+        lambda: torch.sparse.softmax(coo, 1),
+        lambda: torch.sparse.log_softmax(coo, 0),
+        lambda: torch.sparse.sampled_addmm(csr, dense, dense.t()),
+        lambda: bsr @ dense,
+        lambda: h.to_sparse_csr() @ dense.half(),
+        lambda: d.sparse_mask(coo),
+        lambda: torch.sparse.mm(coo.requires_grad_(), dense).sum().backward(),
+        lambda: torch.sparse.addmm(dense, coo, dense),
+    )
+
+
+def blas_sweep(_: bool) -> Callable[[], None]:
+    """cuBLAS beyond the plain GEMM: matrix-vector and dot products in each dtype, complex and double GEMMs, int8,
+    batched triangular solves, and cuBLASLt chosen as PyTorch's BLAS (``preferred_blas_library``)."""
+    ops: list[Callable[[], object]] = []
+    for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64):
+        m = torch.randn(4096, 1024, device=DEV, dtype=dtype)
+        v = torch.randn(1024, device=DEV, dtype=dtype)
+        ops += [
+            lambda m=m, v=v: m @ v,
+            lambda m=m: m[:, 0] @ m,
+            lambda v=v: torch.dot(v, v) if not v.is_complex() else torch.vdot(v, v),
+        ]
+    z = torch.randn(256, 256, device=DEV, dtype=torch.complex128)
+    tri = torch.tril(torch.randn(32, 64, 64, device=DEV)) + 8 * torch.eye(64, device=DEV)
+    i8 = torch.randint(-8, 8, (64, 4096), device=DEV, dtype=torch.int8)
+    xb = torch.randn(512, 1024, device=DEV, dtype=torch.bfloat16)
+    wb = torch.randn(2048, 1024, device=DEV, dtype=torch.bfloat16)
+
+    def lt() -> None:
+        torch.backends.cuda.preferred_blas_library("cublaslt")
+        try:
+            F.linear(xb, wb, torch.randn(2048, device=DEV, dtype=torch.bfloat16))
+            torch.bmm(xb.view(8, 64, 1024), wb.t()[None].expand(8, -1, -1))
+            F.linear(xb.float(), wb.float())
+        finally:
+            torch.backends.cuda.preferred_blas_library("cublas")
+
+    return sweep(
+        *ops,
+        lambda: z @ z,
+        lambda: torch.bmm(z.expand(4, -1, -1), z.expand(4, -1, -1)),
+        lambda: torch._int_mm(i8, i8.t()),
+        lambda: torch.linalg.solve_triangular(tri, tri[:, :, :8], upper=False),
+        lambda: torch.triangular_solve(tri[:, :, :8], tri, upper=False),
+        lambda: torch.addr(xb[0].float(), xb[1].float(), xb[2].float()),
+        lambda: F.bilinear(xb[:64].float(), xb[:64].float(), torch.randn(8, 1024, 1024, device=DEV)),
+        lt,
+    )
+
+
+def compile_autotune(_: bool) -> Callable[[], None]:
+    """torch.compile with max-autotune and CUDA graphs, compiled inside the profile so Inductor's GEMM template
+    trials run there: an MLP in fp16 and bf16, a batched matmul and an attention-score block, coordinate-descent
+    tuning on."""
+    import torch._inductor.config as ic
+
+    ic.coordinate_descent_tuning = True
+    ic.max_autotune_gemm_backends = "TRITON,ATEN"
+
+    @torch.compile(mode="max-autotune")
+    def mlp(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
+        return F.gelu(x @ w1, approximate="tanh") @ w2
+
+    @torch.compile(mode="max-autotune")
+    def scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        return (torch.bmm(q, k.transpose(1, 2)) * 0.125).softmax(-1)
+
+    ops: list[Callable[[], object]] = []
+    for dtype in (torch.float16, torch.bfloat16):
+        x = torch.randn(384, 1024, device=DEV, dtype=dtype)
+        w1 = torch.randn(1024, 2816, device=DEV, dtype=dtype)
+        w2 = torch.randn(2816, 1024, device=DEV, dtype=dtype)
+        ops.append(lambda x=x, w1=w1, w2=w2: mlp(x, w1, w2))
+    q = torch.randn(16, 256, 64, device=DEV, dtype=torch.float16)
+    return cold(*ops, lambda: scores(q, q))
+
+
 Make = Callable[[bool], Callable[[], None]]
 
 
@@ -993,6 +1317,15 @@ SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
         "collectives": (collectives, False),
         "serving_decode": (serving_decode, False),
     },
+    "30": {
+        "cudnn_autotune": (cudnn_autotune, False),
+        "tunableop_gemms": (tunableop_gemms, False),
+        "fft_sweep": (fft_sweep, False),
+        "solver_sweep": (solver_sweep, False),
+        "sparse_sweep": (sparse_sweep, False),
+        "blas_sweep": (blas_sweep, False),
+        "compile_autotune": (compile_autotune, True),
+    },
 }
 
 
@@ -1011,7 +1344,7 @@ def main() -> None:
     for label, (make, compiled) in SUITES[suite].items():
         try:
             step = make(compiled)
-            for _ in range(3):  # compile and warm up outside the profile
+            for _ in range(WARMUP):  # compile and warm up outside the profile
                 step()
             torch.cuda.synchronize()
         except Exception as exc:  # a workload this torch cannot run costs only its own names
