@@ -64,6 +64,7 @@ FIRST = {
     27: "255c935",
     28: "b21f9ea",
     29: "dd3954d",
+    30: "3a73d8e",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
