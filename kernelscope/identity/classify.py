@@ -21,6 +21,7 @@ _NONWORD = re.compile(r"[^A-Za-z0-9]+")
 _CAST_LITERAL = re.compile(r"\(\w[\w ]*\)(?=-?\d)")
 _TOKEN_SPLIT = re.compile(r"_+|(?<=\d)x(?=[a-z])")
 _NARROW = ("fp8", "fp4", "int8", "uint8", "int4")
+_SORT = re.compile(r"(?i)sort|merge")  # a sort's or merge's first template type is its key
 _INTEGER = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool")
 
 
@@ -101,11 +102,14 @@ def _combine(dtypes: list[str]) -> str | None:
     return "x".join(dtypes[:2]) if dtypes else None
 
 
-def _pick(types: list[str], integers: bool) -> str | None:
+def _pick(types: list[str], integers: bool, keyed: bool = False) -> str | None:
     """The data type among a template's types (in order of appearance): floating first, the first of them
     less fp32 beside a narrower type (it is the accumulator beside bf16/fp16; beside only fp64 it is the data
     and a later ``double`` a parameter, such as a distribution's probability); integer types only where the
-    kernel computes on them (functors, sorts), since elsewhere ``int``/``long`` are index types."""
+    kernel computes on them (functors, sorts), since elsewhere ``int``/``long`` are index types. A sort's
+    (``keyed``) first type is its key, whatever floats its comparator's context names."""
+    if keyed and types:
+        return types[0]
     floats = [t for t in types if t not in _INTEGER]
     if any(t not in ("fp32", "fp64") for t in floats):
         floats = [t for t in floats if t != "fp32"]
@@ -134,7 +138,11 @@ def _dtype(
         return narrow[0]
     integers = bool(wrapper) or category in ("sort_scan", "elementwise", "reduce")
     local = " ".join(c.name for c in key if c.is_local)
-    for found in (_pick(targs, integers), _combine(named), _pick(_type_dtypes(local, rules), integers)):
+    for found in (
+        _pick(targs, integers, keyed=category == "sort_scan" and _SORT.search(function) is not None),
+        _combine(named),
+        _pick(_type_dtypes(local, rules), integers),
+    ):
         if found:
             return (_opmath_data(text, rules) or found) if found == "fp32" and wrapper else found
     floating = _floating(text, rules)
@@ -208,7 +216,8 @@ def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
     bare = not cxx.is_cxx(text)
     comps = cxx.path(text) if not bare else [cxx.Component(text)]
     key, wrapper = _unwrap(comps, rules)
-    kc = key[cxx.key_component(key)] if key else cxx.Component(text)
+    at = cxx.key_component(key) if key else 0
+    kc = key[at] if key else cxx.Component(text)
     function = kc.name.strip() or text
     if dm.mangled and not dm.repaired and dm.text == raw:  # undemangleable: keep the symbol
         function = plain
@@ -232,6 +241,8 @@ def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
     named = _function(kind_rule, function)
     if kind_rule.group is not None and named != function:
         fields["words"] = words(named)  # a name the rule took out of a generated one says what it computes
+    if named == "kernel" and at and not key[at - 1].is_local:
+        named = key[at - 1].name.strip()  # `gemvx::kernel`, thrust's `__parallel_for::kernel`: the scope names it
     if kind_rule.category:
         category, category_rule = kind_rule.category, kind_rule.id
     else:
