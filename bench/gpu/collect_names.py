@@ -13,8 +13,9 @@ losses and linear algebra. Suite 29 (set 29, two GPUs): tensor, sequence and exp
 point-to-point and other collectives, and a serving engine's decode step written in torch, replayed as a CUDA graph.
 Suite 30 (set 30): the libraries' own search spaces, their trials profiled: cuDNN's benchmark mode over convolutions,
 RNNs and normalization, TunableOp over cuBLAS/cuBLASLt, Inductor's max-autotune; cuFFT over sizes, cuSOLVER and MAGMA,
-cuSPARSE, and cuBLAS beyond the plain GEMM.
-Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30]``; suite 29:
+cuSPARSE, and cuBLAS beyond the plain GEMM. Suite 31 (set 31): Inductor's kernels for whole training steps
+(forward, backward, compiled optimizer) over seven model families.
+Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30|31]``; suite 29:
 ``torchrun --nproc-per-node 2 bench/gpu/collect_names.py 29``.
 """
 
@@ -1271,6 +1272,119 @@ def compile_autotune(_: bool) -> Callable[[], None]:
     return cold(*ops, lambda: scores(q, q))
 
 
+def _train(
+    model: nn.Module, loss: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, amp: torch.dtype | None
+) -> Callable[[], None]:
+    """A training step compiled whole by Inductor: forward, loss, backward, and a compiled foreach AdamW step."""
+    model = model.to(DEV)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
+    fwd = torch.compile(lambda t: loss(model(t)))
+    opt_step = torch.compile(opt.step)
+
+    def step() -> None:
+        with torch.autocast(DEV, dtype=amp or torch.float32, enabled=amp is not None):
+            out = fwd(x)
+        out.backward()
+        opt_step()
+        opt.zero_grad()
+
+    return step
+
+
+def compiled_training(_: bool) -> Callable[[], None]:
+    """Inductor's kernels for training, backward and optimizer included, over model families: an MLP classifier
+    with LayerNorm and label smoothing, a diffusion block (GroupNorm, SiLU, upsampling), a convnet with batch norm and
+    pooling, a transformer layer with attention written out (mask, dropout, RMSNorm, rotary), a recommender (embedding
+    bag, interaction, BCE), a sequence model (GRU cell unrolled), and losses and statistics (NLL, smooth L1, KL, cosine,
+    var/std, logsumexp, cumsum, argmax)."""
+    f16, b16 = torch.float16, torch.bfloat16
+    mlp = nn.Sequential(nn.Linear(784, 512), nn.LayerNorm(512), nn.GELU(), nn.Dropout(0.2), nn.Linear(512, 10))
+    diff = nn.Sequential(nn.GroupNorm(8, 64), nn.SiLU(), nn.Upsample(scale_factor=2), nn.Conv2d(64, 32, 3, padding=1))
+    conv = nn.Sequential(
+        nn.Conv2d(3, 32, 3),
+        nn.BatchNorm2d(32),
+        nn.ReLU6(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3),
+        nn.BatchNorm2d(64),
+        nn.Hardswish(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(64, 10),
+    )
+
+    class Layer(nn.Module):
+        def __init__(self, d: int = 256, h: int = 4) -> None:
+            super().__init__()
+            self.h, self.qkv, self.o, self.n = h, nn.Linear(d, 3 * d), nn.Linear(d, d), nn.RMSNorm(d)
+            self.inv = 1.0 / (10000 ** (torch.arange(0, d // h, 2, device=DEV) / (d // h)))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            b, s, d = x.shape
+            q, k, v = self.qkv(self.n(x)).view(b, s, 3, self.h, d // self.h).transpose(1, 3).unbind(2)
+            ang = torch.arange(s, device=DEV)[:, None] * self.inv
+            cos, sin = ang.cos().repeat(1, 2), ang.sin().repeat(1, 2)
+            rot = lambda t: t * cos + torch.cat([-t[..., t.shape[-1] // 2 :], t[..., : t.shape[-1] // 2]], -1) * sin  # noqa: E731
+            att = (rot(q) @ rot(k).transpose(-1, -2)) / (d // self.h) ** 0.5
+            att = att.masked_fill(torch.ones(s, s, device=DEV, dtype=torch.bool).triu(1), float("-inf"))
+            y = F.dropout(att.softmax(-1), 0.1) @ v
+            return x + self.o(y.transpose(1, 2).reshape(b, s, d))
+
+    class Rec(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bag, self.dense = nn.EmbeddingBag(10000, 64, mode="sum"), nn.Linear(13, 64)
+
+        def forward(self, t: torch.Tensor) -> torch.Tensor:
+            e = self.bag(t[:, :8].long().abs() % 10000)
+            d = self.dense(t[:, 8:21])
+            return (e * d).sum(-1) + torch.bmm(e[:, None], d[:, :, None]).view(-1)
+
+    class Seq(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cell, self.out = nn.GRUCell(32, 64), nn.Linear(64, 5)
+
+        def forward(self, t: torch.Tensor) -> torch.Tensor:
+            hid = torch.zeros(t.shape[0], 64, device=DEV)
+            for i in range(t.shape[1]):
+                hid = self.cell(t[:, i], hid)
+            return self.out(hid)
+
+    y10 = torch.randint(0, 10, (256,), device=DEV)
+
+    def stats(t: torch.Tensor) -> torch.Tensor:
+        v, m = torch.var_mean(t, 1)
+        return (
+            F.nll_loss(t.log_softmax(1), y10[: t.shape[0]] % t.shape[1])
+            + F.smooth_l1_loss(t, t.flip(0))
+            + F.kl_div(t.log_softmax(1), t.detach().softmax(1), reduction="batchmean")
+            + F.cosine_embedding_loss(t, t.roll(1, 0), torch.ones(t.shape[0], device=DEV))
+            + v.sum()
+            + m.sum()
+            + t.std(0).sum()
+            + t.logsumexp(1).sum()
+            + t.cumsum(1).mean()
+            + t.argmax(1).float().mean() * 0
+        )
+
+    steps = [
+        _train(mlp, lambda o: F.cross_entropy(o, y10, label_smoothing=0.1), torch.randn(256, 784, device=DEV), b16),
+        _train(diff, lambda o: o.square().mean(), torch.randn(8, 64, 32, 32, device=DEV), f16),
+        _train(conv, lambda o: F.cross_entropy(o, y10[:64]), torch.randn(64, 3, 32, 32, device=DEV), None),
+        _train(Layer(), lambda o: o.float().pow(2).mean(), torch.randn(8, 128, 256, device=DEV), b16),
+        _train(
+            Rec(),
+            lambda o: F.binary_cross_entropy_with_logits(o, torch.ones_like(o)),
+            torch.randn(512, 21, device=DEV),
+            None,
+        ),
+        _train(Seq(), lambda o: F.cross_entropy(o, y10[:128] % 5), torch.randn(128, 12, 32, device=DEV), None),
+        _train(nn.Linear(100, 40), stats, torch.randn(256, 100, device=DEV), None),
+    ]
+    return sweep(*steps)
+
+
 Make = Callable[[bool], Callable[[], None]]
 
 
@@ -1326,6 +1440,7 @@ SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
         "blas_sweep": (blas_sweep, False),
         "compile_autotune": (compile_autotune, True),
     },
+    "31": {"compiled_training": (compiled_training, True)},
 }
 
 
