@@ -1393,18 +1393,23 @@ def both(name: str, make: Make, compiled: str = "compiled") -> dict[str, tuple[M
     return {f"{name}_eager": (make, False), f"{name}_{compiled}": (make, True)}
 
 
+def plain(*makes: Make) -> dict[str, tuple[Make, bool]]:
+    """Workloads run once each under their own names; each compiles what it compiles itself."""
+    return {make.__name__: (make, False) for make in makes}
+
+
 SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
     "20": {
         **both("gpt", gpt_step),
         **both("convnet", convnet_step),
         **both("moe", moe_step),
-        "misc_ops": (misc_ops, False),
+        **plain(misc_ops),
     },
     "21": {
         **both("vit", vit_step, "autotuned"),
         **both("unet", unet_step),
         **both("decode", decode_step),
-        "more_ops": (more_ops, False),
+        **plain(more_ops),
     },
     "22": {
         **both("bert", bert_step),
@@ -1415,32 +1420,25 @@ SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
     "28": {
         **both("llama", llama_step),
         **both("grouped_moe", grouped_moe_step),
-        "attention_variants": (attention_variants, False),
-        "low_precision_ops": (low_precision_ops, False),
-        "optimizer_zoo": (optimizer_zoo, False),
-        "special_random_ops": (special_random_ops, False),
-        "vision_ops": (vision_ops, False),
-        "compile_extras": (compile_extras, True),
-        "losses_linalg": (losses_linalg, False),
+        **plain(
+            attention_variants,
+            low_precision_ops,
+            optimizer_zoo,
+            special_random_ops,
+            vision_ops,
+            compile_extras,
+            losses_linalg,
+        ),
     },
     "29": {  # run under torchrun on 2 GPUs; rank 0 records
         **both("tensor_parallel", tp_step),
         "expert_parallel": (ep_moe_step, False),
         "fsdp2": (fsdp_step, False),
         "ddp": (ddp_step, False),
-        "collectives": (collectives, False),
-        "serving_decode": (serving_decode, False),
+        **plain(collectives, serving_decode),
     },
-    "30": {
-        "cudnn_autotune": (cudnn_autotune, False),
-        "tunableop_gemms": (tunableop_gemms, False),
-        "fft_sweep": (fft_sweep, False),
-        "solver_sweep": (solver_sweep, False),
-        "sparse_sweep": (sparse_sweep, False),
-        "blas_sweep": (blas_sweep, False),
-        "compile_autotune": (compile_autotune, True),
-    },
-    "31": {"compiled_training": (compiled_training, True)},
+    "30": plain(cudnn_autotune, tunableop_gemms, fft_sweep, solver_sweep, sparse_sweep, blas_sweep, compile_autotune),
+    "31": plain(compiled_training),
 }
 
 
