@@ -65,6 +65,7 @@ FIRST = {
     28: "b21f9ea",
     29: "dd3954d",
     30: "3a73d8e",
+    31: "8f4a2a5",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
