@@ -92,6 +92,18 @@ def test_dtype_spelled_by_the_kernel_name_wins(name: str, dtype: str) -> None:
             "fp16",  # the functor computes in fp32 (ATen's opmath type) on fp16 data
         ),
         ("ncclDevKernel_AllReduce_Sum_u64_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "uint64"),
+        ("void sgetrf_batched_smallsq_noshfl_kernel<24, 32>(float**, int, int**, int*, int)", "fp32"),  # MAGMA's s
+        (
+            "sm90_xmma_gemm_cf64cf64_f64f64_cf64_nn_n_tilesize32x64x32_stage4_warpsize2x4x1_tensor16x8x16_execute_kernel"
+            "__5x_cublas",
+            "complex128",
+        ),
+        (
+            "void at_cuda_detail::cub::detail::merge_sort::DeviceMergeSortPartitionKernel<thrust::device_ptr<long>, "
+            "unsigned int, at::native::compute_pool_max<float, true>(at::Tensor const&)::{lambda(long, long)#1}, long>"
+            "(bool, thrust::device_ptr<long>, long*, unsigned int, unsigned int, unsigned int*)",
+            "int64",  # a sort's key, not the float of the function its comparator was written in
+        ),
     ],
 )
 def test_dtype_of_mixed_precision_and_cutlass_names(name: str, dtype: str) -> None:
@@ -109,6 +121,21 @@ def test_cublas_enums_do_not_make_a_cusolver_kernel_cublas() -> None:
     )
     assert [g.kind for g in got] == ["cpp", "cpp", "cublas"]
     assert got[1].category == "copy"  # a row interchange moves rows
+
+
+def test_a_generic_kernel_takes_its_scopes_name() -> None:
+    got = classify(
+        [
+            "std::enable_if<!(false), void>::type internal::gemvx::kernel<int, int, float, float, float, float, false, "
+            "true, false, false, 9, false, cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float const>, "
+            "cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, float> >"
+            "(cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float "
+            "const>, cublasGemvTensorStridedBatched<float>, float>)",
+            "void cutlass__5x_cudnn::Kernel<cutlass_tensorop_bf16_s16816dgrad_optimized_bf16_64x128_32x6_nhwc_unity_"
+            "stride_align8>(cutlass_tensorop_bf16_s16816dgrad_optimized_bf16_64x128_32x6_nhwc_unity_stride_align8::Params)",
+        ]
+    )
+    assert [g.function for g in got] == ["gemvx", "cutlass_tensorop_bf16_s16816dgrad_optimized_bf16"]
 
 
 def _cxxfilt(symbol: str) -> str:
