@@ -14,8 +14,9 @@ point-to-point and other collectives, and a serving engine's decode step written
 Suite 30 (set 30): the libraries' own search spaces, their trials profiled: cuDNN's benchmark mode over convolutions,
 RNNs and normalization, TunableOp over cuBLAS/cuBLASLt, Inductor's max-autotune; cuFFT over sizes, cuSOLVER and MAGMA,
 cuSPARSE, and cuBLAS beyond the plain GEMM. Suite 31 (set 31): Inductor's kernels for whole training steps
-(forward, backward, compiled optimizer) over seven model families.
-Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30|31]``; suite 29:
+(forward, backward, compiled optimizer) over seven model families. Suite 32 (set 32): inference fast paths, a
+convnet compiled with max-autotune, a decode step over a static KV cache under CUDA graphs, and tensor utilities.
+Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30|31|32]``; suite 29:
 ``torchrun --nproc-per-node 2 bench/gpu/collect_names.py 29``.
 """
 
@@ -1385,6 +1386,115 @@ def compiled_training(_: bool) -> Callable[[], None]:
     return sweep(*steps)
 
 
+def inference_paths(_: bool) -> Callable[[], None]:
+    """Inference as served: PyTorch's fast paths (TransformerEncoder over nested tensors from a padding mask,
+    MultiheadAttention without weights), a convnet compiled with max-autotune for GEMMs and convolutions, and a greedy
+    decode step over a static KV cache compiled with CUDA graphs ("reduce-overhead")."""
+    import torch._inductor.config as ic
+
+    ic.max_autotune_gemm_backends = "TRITON,ATEN"
+    ic.max_autotune_conv_backends = "TRITON,ATEN"
+    f16 = torch.float16
+    enc = (
+        nn.TransformerEncoder(
+            nn.TransformerEncoderLayer(256, 4, 1024, batch_first=True, norm_first=False), 2, enable_nested_tensor=True
+        )
+        .to(DEV, f16)
+        .eval()
+    )
+    mha = nn.MultiheadAttention(256, 8, batch_first=True).to(DEV, f16).eval()
+    x = torch.randn(16, 128, 256, device=DEV, dtype=f16)
+    pad = torch.arange(128, device=DEV)[None] >= torch.randint(32, 128, (16, 1), device=DEV)
+    net = (
+        nn.Sequential(
+            nn.Conv2d(3, 32, 3, 2, 1),
+            nn.BatchNorm2d(32),
+            nn.ReLU(),
+            nn.Conv2d(32, 64, 3, 1, 1, groups=32),
+            nn.Conv2d(64, 64, 1),
+            nn.BatchNorm2d(64),
+            nn.SiLU(),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+            nn.Linear(64, 100),
+        )
+        .to(DEV, f16)
+        .eval()
+        .to(memory_format=torch.channels_last)
+    )
+    vision = torch.compile(net, mode="max-autotune-no-cudagraphs")
+    img = torch.randn(32, 3, 64, 64, device=DEV, dtype=f16).to(memory_format=torch.channels_last)
+    b, heads, dh, cap, vocab = 8, 8, 64, 256, 8000
+    k_cache = torch.zeros(b, heads, cap, dh, device=DEV, dtype=f16)
+    v_cache = torch.zeros_like(k_cache)
+    wq, wo = (
+        torch.randn(heads * dh, heads * dh, device=DEV, dtype=f16) / 23,
+        torch.randn(heads * dh, vocab, device=DEV, dtype=f16) / 23,
+    )
+    table = torch.randn(vocab, heads * dh, device=DEV, dtype=f16)
+
+    @torch.compile(mode="reduce-overhead")
+    def decode(tok: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        h = F.rms_norm(table[tok], (heads * dh,))
+        q = (h @ wq).view(b, heads, 1, dh)
+        k_cache.index_copy_(2, pos, q)
+        v_cache.index_copy_(2, pos, q)
+        mask = (torch.arange(cap, device=DEV) <= pos).view(1, 1, 1, cap)
+        a = F.scaled_dot_product_attention(q, k_cache, v_cache, attn_mask=mask)
+        return (a.reshape(b, heads * dh) @ wo).argmax(-1)
+
+    tok = torch.randint(0, vocab, (b,), device=DEV)
+    pos = torch.tensor([5], device=DEV)
+    for module in (enc, mha, net):
+        module.requires_grad_(False)  # the fast paths run only without autograd
+    return sweep(
+        lambda: enc(x, src_key_padding_mask=pad),
+        lambda: mha(x, x, x, key_padding_mask=pad, need_weights=False),
+        lambda: vision(img),
+        lambda: decode(tok, pos),
+    )
+
+
+def tensor_utilities(_: bool) -> Callable[[], None]:
+    """The tensor utilities that pre- and post-processing call: order statistics, searching and binning, set
+    operations, index reductions and scatters, distances, and shape shuffles, on bf16, fp32 and integer data."""
+    x = torch.randn(4096, 256, device=DEV)
+    xb = x.bfloat16()
+    ids = torch.randint(0, 1000, (1 << 16,), device=DEV)
+    edges = torch.linspace(-3, 3, 64, device=DEV)
+    idx = torch.randint(0, 256, (4096, 8), device=DEV)
+    return sweep(
+        lambda: torch.sort(xb, dim=0, stable=True),
+        lambda: torch.topk(x.view(-1), 4096),
+        lambda: torch.unique(idx, dim=0),
+        lambda: torch.searchsorted(edges, x),
+        lambda: torch.bucketize(xb, edges.bfloat16()),
+        lambda: torch.isin(ids, ids[:100]),
+        lambda: torch.mode(idx, 1),
+        lambda: torch.nanmedian(x, 1),
+        lambda: torch.quantile(x[:512], torch.tensor([0.1, 0.9], device=DEV), dim=1),
+        lambda: torch.cummax(x, 1),
+        lambda: torch.renorm(x, 2, 0, 1.0),
+        lambda: torch.diff(x, dim=1),
+        lambda: torch.trapezoid(x, dim=1),
+        lambda: torch.cross(x[:, :3], x[:, 3:6], dim=1),
+        lambda: torch.take_along_dim(x, idx, 1),
+        lambda: x.index_reduce(0, ids[:4096] % 4096, x, "amax"),
+        lambda: x.scatter_reduce(1, idx, x[:, :8], "mean"),
+        lambda: x.clone().index_fill_(1, idx[0], 0.0),
+        lambda: x.masked_scatter(x > 0, x),
+        lambda: torch.cdist(x[:512], x[:256], p=1.0),
+        lambda: F.pdist(x[:256]),
+        lambda: torch.tril_indices(512, 512, device=DEV),
+        lambda: torch.block_diag(x[:64, :64], x[64:128, :64]),
+        lambda: torch.rot90(x.view(64, 64, 256), 1, (0, 1)),
+        lambda: F.unfold(x.view(1, 16, 256, 256), 3),
+        lambda: F.fold(x.view(1, 4096, 256)[:, :576], (18, 18), 3),
+        lambda: torch.histc(xb.float(), 100),
+        lambda: torch.count_nonzero(x > 0, dim=1),
+    )
+
+
 Make = Callable[[bool], Callable[[], None]]
 
 
@@ -1439,6 +1549,7 @@ SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
     },
     "30": plain(cudnn_autotune, tunableop_gemms, fft_sweep, solver_sweep, sparse_sweep, blas_sweep, compile_autotune),
     "31": plain(compiled_training),
+    "32": plain(inference_paths, tensor_utilities),
 }
 
 
