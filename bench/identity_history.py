@@ -66,6 +66,7 @@ FIRST = {
     29: "dd3954d",
     30: "3a73d8e",
     31: "8f4a2a5",
+    32: "6385653",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
