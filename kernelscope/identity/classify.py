@@ -128,7 +128,9 @@ def _dtype(
     if not cxx.is_cxx(text):
         return _combine(_token_dtypes(plain, rules))
     k = key[cxx.key_component(key)] if key else None
-    targs = _type_dtypes(", ".join(k.targs), rules) if k else []
+    keyed = category == "sort_scan" and _SORT.search(function) is not None
+    args = ", ".join(k.targs) if k else ""
+    targs = _type_dtypes(args.replace("*", " ") if keyed else args, rules)  # a sort's iterators (long*) name its key
     named = _token_dtypes(function, rules)
     # a kernel whose own name spells a narrow type (rms_norm_static_fp8_quant, convert_fp8) is typed by that
     # spelling; a quantizing kernel by the narrow type among its template arguments
@@ -139,7 +141,7 @@ def _dtype(
     integers = bool(wrapper) or category in ("sort_scan", "elementwise", "reduce")
     local = " ".join(c.name for c in key if c.is_local)
     for found in (
-        _pick(targs, integers, keyed=category == "sort_scan" and _SORT.search(function) is not None),
+        _pick(targs, integers, keyed=keyed),
         _combine(named),
         _pick(_type_dtypes(local, rules), integers),
     ):
