@@ -1273,6 +1273,11 @@ def compile_autotune(_: bool) -> Callable[[], None]:
     return cold(*ops, lambda: scores(q, q))
 
 
+def _classifier(classes: int, *body: nn.Module) -> nn.Sequential:
+    """A convolution stack (ending in 64 channels) under global average pooling and a linear classifier."""
+    return nn.Sequential(*body, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, classes))
+
+
 def _train(
     model: nn.Module, loss: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, amp: torch.dtype | None
 ) -> Callable[[], None]:
@@ -1301,7 +1306,8 @@ def compiled_training(_: bool) -> Callable[[], None]:
     f16, b16 = torch.float16, torch.bfloat16
     mlp = nn.Sequential(nn.Linear(784, 512), nn.LayerNorm(512), nn.GELU(), nn.Dropout(0.2), nn.Linear(512, 10))
     diff = nn.Sequential(nn.GroupNorm(8, 64), nn.SiLU(), nn.Upsample(scale_factor=2), nn.Conv2d(64, 32, 3, padding=1))
-    conv = nn.Sequential(
+    conv = _classifier(
+        10,
         nn.Conv2d(3, 32, 3),
         nn.BatchNorm2d(32),
         nn.ReLU6(),
@@ -1309,9 +1315,6 @@ def compiled_training(_: bool) -> Callable[[], None]:
         nn.Conv2d(32, 64, 3),
         nn.BatchNorm2d(64),
         nn.Hardswish(),
-        nn.AdaptiveAvgPool2d(1),
-        nn.Flatten(),
-        nn.Linear(64, 10),
     )
 
     class Layer(nn.Module):
@@ -1406,7 +1409,8 @@ def inference_paths(_: bool) -> Callable[[], None]:
     x = torch.randn(16, 128, 256, device=DEV, dtype=f16)
     pad = torch.arange(128, device=DEV)[None] >= torch.randint(32, 128, (16, 1), device=DEV)
     net = (
-        nn.Sequential(
+        _classifier(
+            100,
             nn.Conv2d(3, 32, 3, 2, 1),
             nn.BatchNorm2d(32),
             nn.ReLU(),
@@ -1414,9 +1418,6 @@ def inference_paths(_: bool) -> Callable[[], None]:
             nn.Conv2d(64, 64, 1),
             nn.BatchNorm2d(64),
             nn.SiLU(),
-            nn.AdaptiveAvgPool2d(1),
-            nn.Flatten(),
-            nn.Linear(64, 100),
         )
         .to(DEV, f16)
         .eval()
