@@ -387,15 +387,19 @@ def linalg_ops(_: bool) -> Callable[[], None]:
     return step
 
 
+def _runs(op: Callable[[], object]) -> bool:
+    """Runs one op; one this torch or GPU cannot run is printed, not raised: it must not cost the others' names."""
+    try:
+        op()
+    except Exception as exc:
+        print("  op dropped:", repr(exc)[:200], flush=True)
+        return False
+    return True
+
+
 def sweep(*ops: Callable[[], object]) -> Callable[[], None]:
     """A step of independent ops; an op this torch or GPU cannot run is dropped (and printed), not the whole sweep."""
-    kept = []
-    for op in ops:
-        try:
-            op()
-            kept.append(op)
-        except Exception as exc:  # one unsupported op must not cost the others' names
-            print("  op dropped:", repr(exc)[:200], flush=True)
+    kept = [op for op in ops if _runs(op)]
 
     def step() -> None:
         for op in kept:
@@ -966,10 +970,7 @@ def cold(*ops: Callable[[], object]) -> Callable[[], None]:
         if calls <= WARMUP:
             return
         for op in ops:
-            try:
-                op()
-            except Exception as exc:  # one unsupported op must not cost the others' names
-                print("  op dropped:", repr(exc)[:200], flush=True)
+            _runs(op)
 
     return step
 
