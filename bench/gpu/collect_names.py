@@ -16,7 +16,9 @@ RNNs and normalization, TunableOp over cuBLAS/cuBLASLt, Inductor's max-autotune;
 cuSPARSE, and cuBLAS beyond the plain GEMM. Suite 31 (set 31): Inductor's kernels for whole training steps
 (forward, backward, compiled optimizer) over seven model families. Suite 32 (set 32): inference fast paths, a
 convnet compiled with max-autotune, a decode step over a static KV cache under CUDA graphs, and tensor utilities.
-Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30|31|32]``; suite 29:
+Suite 33 (set 33): a recommender (EmbeddingBag, sparse gradients), message passing on a graph, how serving engines
+sample tokens, and linear recurrences compiled by Inductor.
+Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30|31|32|33]``; suite 29:
 ``torchrun --nproc-per-node 2 bench/gpu/collect_names.py 29``.
 """
 
@@ -1497,6 +1499,164 @@ def tensor_utilities(_: bool) -> Callable[[], None]:
     )
 
 
+class Dlrm(nn.Module):
+    """A recommender: bags of sparse ids (EmbeddingBag, sparse gradients), a bottom MLP for dense features, pairwise
+    feature interactions by a batched product, a top MLP with a click logit."""
+
+    def __init__(self, tables: int = 8, rows: int = 100_000, d: int = 64) -> None:
+        super().__init__()
+        modes = ["sum", "mean", "max"]
+        self.bags = nn.ModuleList(
+            nn.EmbeddingBag(rows, d, mode=modes[i % 3], sparse=modes[i % 3] != "max") for i in range(tables)
+        )
+        self.bottom = nn.Sequential(nn.Linear(13, 256), nn.ReLU(), nn.Linear(256, d), nn.ReLU())
+        pairs = (tables + 1) * tables // 2
+        self.top = nn.Sequential(nn.Linear(pairs + d, 512), nn.ReLU(), nn.Linear(512, 1))
+
+    def forward(self, dense: torch.Tensor, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        z = self.bottom(dense)
+        feats = torch.stack([z] + [bag(ids[i], offsets) for i, bag in enumerate(self.bags)], 1)
+        inter = torch.bmm(feats, feats.transpose(1, 2))
+        i, j = torch.tril_indices(feats.shape[1], feats.shape[1], -1, device=dense.device)
+        return self.top(torch.cat([z, inter[:, i, j]], 1)).squeeze(1)
+
+
+def recsys_step(compiled: bool) -> Callable[[], None]:
+    """A DLRM training step: sparse embedding gradients by SparseAdam, dense ones by Adagrad, a BCE click loss."""
+    model = Dlrm().to(DEV)
+    sparse = [p for bag in model.bags if bag.sparse for p in bag.parameters()]
+    dense = [p for p in model.parameters() if all(p is not q for q in sparse)]
+    opts = [torch.optim.SparseAdam(sparse), torch.optim.Adagrad(dense, foreach=True)]
+    run = torch.compile(model) if compiled else model
+    batch, per_bag = 2048, 20
+    x = torch.randn(batch, 13, device=DEV)
+    ids = torch.randint(0, 100_000, (8, batch * per_bag), device=DEV)
+    offsets = torch.arange(0, batch * per_bag, per_bag, device=DEV)
+    clicks = torch.randint(0, 2, (batch,), device=DEV).float()
+
+    def step() -> None:
+        F.binary_cross_entropy_with_logits(run(x, ids, offsets), clicks).backward()
+        for opt in opts:
+            opt.step()
+            opt.zero_grad()
+
+    return step
+
+
+def gnn_step(compiled: bool) -> Callable[[], None]:
+    """Message passing written in torch: GCN normalisation by degrees, a GAT layer (per-edge scores, a softmax over
+    each node's edges by scatter_reduce), sum aggregation by index_add_, and a CSR sparse-dense product."""
+    nodes, edges, d = 50_000, 400_000, 128
+    src = torch.randint(0, nodes, (edges,), device=DEV)
+    dst = torch.randint(0, nodes, (edges,), device=DEV)
+    x = torch.randn(nodes, d, device=DEV)
+    w = nn.Linear(d, d).to(DEV)
+    att = torch.randn(2 * d, device=DEV, requires_grad=True)
+    adj = torch.sparse_coo_tensor(torch.stack([dst, src]), torch.ones(edges, device=DEV), (nodes, nodes))
+    csr = adj.coalesce().to_sparse_csr()
+
+    def layer(h: torch.Tensor) -> torch.Tensor:
+        deg = torch.zeros(nodes, device=DEV).index_add_(0, dst, torch.ones(edges, device=DEV)).clamp(min=1)
+        h = w(h)
+        score = F.leaky_relu(torch.cat([h[src], h[dst]], 1) @ att, 0.2)
+        peak = torch.full((nodes,), -1e9, device=DEV).scatter_reduce(0, dst, score, "amax")
+        e = (score - peak[dst]).exp()
+        alpha = e / torch.zeros(nodes, device=DEV).index_add_(0, dst, e)[dst]
+        msg = torch.zeros_like(h).index_add_(0, dst, h[src] * alpha[:, None])
+        return F.elu(msg / deg[:, None].sqrt() + torch.sparse.mm(csr, h))
+
+    run = torch.compile(layer) if compiled else layer
+
+    def step() -> None:
+        run(x.requires_grad_()).sum().backward()
+
+    return step
+
+
+def sampling_ops(_: bool) -> Callable[[], None]:
+    """How serving engines pick the next token, in torch: temperature, top-k, top-p and min-p filters, repetition
+    penalties, multinomial and Gumbel-max sampling, a beam-search step and speculative acceptance."""
+    vocab, batch = 128_256, 64
+    logits = torch.randn(batch, vocab, device=DEV, dtype=torch.bfloat16)
+    prev = torch.randint(0, vocab, (batch, 512), device=DEV)
+    draft = torch.randint(0, vocab, (batch, 4), device=DEV)
+
+    def top_p(p: float = 0.9) -> torch.Tensor:
+        probs, order = (logits.float() / 0.7).softmax(-1).sort(-1, descending=True)
+        probs[(probs.cumsum(-1) - probs) > p] = 0
+        return order.gather(-1, torch.multinomial(probs, 1))
+
+    def min_p(p: float = 0.05) -> torch.Tensor:
+        probs = logits.float().softmax(-1)
+        probs = probs.masked_fill(probs < p * probs.amax(-1, keepdim=True), 0)
+        return torch.multinomial(probs, 1)
+
+    def penalties() -> torch.Tensor:
+        seen = logits.gather(1, prev)
+        out = logits.scatter(1, prev, torch.where(seen > 0, seen / 1.2, seen * 1.2))
+        counts = torch.zeros(batch, vocab, device=DEV).scatter_add_(1, prev, torch.ones_like(prev, dtype=torch.float))
+        return out - 0.5 * counts.bfloat16() - 0.3 * (counts > 0).bfloat16()
+
+    def beam(beams: int = 4) -> torch.Tensor:
+        scores = logits.float().log_softmax(-1).view(batch // beams, beams * vocab)
+        flat = scores.topk(2 * beams, -1).indices
+        return prev.view(batch // beams, beams, -1).index_select(1, (flat // vocab)[0])
+
+    def speculative() -> torch.Tensor:
+        p = logits.float().softmax(-1)
+        q = p.roll(1, -1)
+        ratio = p.gather(1, draft) / q.gather(1, draft)
+        accepted = (torch.rand_like(ratio) < ratio).int().cumprod(1).sum(1)
+        return torch.argmax(p - q.clamp(max=1), -1) + accepted
+
+    return sweep(
+        lambda: logits.topk(50, -1),
+        top_p,
+        min_p,
+        penalties,
+        lambda: (logits.float() / torch.empty(batch, vocab, device=DEV).exponential_()).argmax(-1),
+        beam,
+        speculative,
+        lambda: logits.float().log_softmax(-1).gather(1, draft),
+    )
+
+
+def recurrence_compiled(_: bool) -> Callable[[], None]:
+    """Linear recurrences as Inductor compiles them: an associative scan (a gated linear RNN), a chunked linear
+    attention with a causal mask, and a selective scan written with cumsum and exp, forward and backward."""
+    from torch._higher_order_ops.associative_scan import associative_scan
+
+    b, t, d = 8, 1024, 256
+    a = torch.rand(b, t, d, device=DEV, requires_grad=True)
+    u = torch.randn(b, t, d, device=DEV, requires_grad=True)
+
+    def combine(x: tuple[torch.Tensor, torch.Tensor], y: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, ...]:
+        return x[0] * y[0], x[1] * y[0] + y[1]
+
+    @torch.compile
+    def gated_rnn(a_: torch.Tensor, u_: torch.Tensor) -> torch.Tensor:
+        return associative_scan(combine, (a_.sigmoid(), u_), dim=1, combine_mode="generic")[1]
+
+    @torch.compile
+    def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, chunk: int = 64) -> torch.Tensor:
+        q, k, v = (z.view(b, t // chunk, chunk, d).elu() + 1 for z in (q, k, v))
+        state = (k.transpose(-1, -2) @ v).cumsum(1) - k.transpose(-1, -2) @ v
+        causal = torch.ones(chunk, chunk, device=DEV, dtype=torch.bool).tril()
+        inner = ((q @ k.transpose(-1, -2)).masked_fill(~causal, 0)) @ v
+        return (q @ state + inner).view(b, t, d)
+
+    @torch.compile
+    def selective(x: torch.Tensor, dt: torch.Tensor) -> torch.Tensor:
+        decay = torch.cumsum(-F.softplus(dt), 1)
+        return torch.cumsum(x * decay.exp(), 1) * (-decay).exp()
+
+    return sweep(
+        lambda: gated_rnn(a, u).sum().backward(),
+        lambda: linear_attention(u, a, u).sum().backward(),
+        lambda: selective(u, a).sum().backward(),
+    )
+
+
 Make = Callable[[bool], Callable[[], None]]
 
 
@@ -1552,6 +1712,7 @@ SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
     "30": plain(cudnn_autotune, tunableop_gemms, fft_sweep, solver_sweep, sparse_sweep, blas_sweep, compile_autotune),
     "31": plain(compiled_training),
     "32": plain(inference_paths, tensor_utilities),
+    "33": {**both("recsys", recsys_step), **both("gnn", gnn_step), **plain(sampling_ops, recurrence_compiled)},
 }
 
 
