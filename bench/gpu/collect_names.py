@@ -1639,7 +1639,7 @@ def recurrence_compiled(_: bool) -> Callable[[], None]:
 
     @torch.compile
     def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, chunk: int = 64) -> torch.Tensor:
-        q, k, v = (z.view(b, t // chunk, chunk, d).elu() + 1 for z in (q, k, v))
+        q, k, v = (F.elu(z.view(b, t // chunk, chunk, d)) + 1 for z in (q, k, v))
         state = (k.transpose(-1, -2) @ v).cumsum(1) - k.transpose(-1, -2) @ v
         causal = torch.ones(chunk, chunk, device=DEV, dtype=torch.bool).tril()
         inner = ((q @ k.transpose(-1, -2)).masked_fill(~causal, 0)) @ v
