@@ -67,6 +67,7 @@ FIRST = {
     30: "3a73d8e",
     31: "8f4a2a5",
     32: "6385653",
+    33: "7478391",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
