@@ -638,6 +638,58 @@ def test_a_bare_name_is_looked_up_whole_before_its_function(tmp_path: Path) -> N
     assert cut.status == "resolved" and cut.location is not None and cut.location.symbol == "_fwd"
 
 
+def test_a_leading_underscore_is_part_of_the_name(tmp_path: Path) -> None:
+    """Issue 16, found on lmdeploy: ``_sample_recovered_tokens_kernel`` was resolved to a ``def
+    sample_recovered_tokens_kernel`` (another identifier) once the workload's module picked that copy."""
+    jit = "import triton\n\n\n@triton.jit\ndef {}(x):\n    pass\n"
+    finder = _index(tmp_path, {"eng/sampler.py": jit.format("sample_recovered_tokens_kernel")})
+    (found,) = finder.find(["_sample_recovered_tokens_kernel"])
+    assert found.status == "not_found" and found.location is None
+
+
+def test_a_declaration_split_by_conditional_directives_is_read_through_them(tmp_path: Path) -> None:
+    """sgl-kernel's GGUF kernels and nvfp4 expert quantization put ``#if … __launch_bounds__(…) #endif`` (or a
+    whole ``#else`` branch) between ``__global__ void`` and the name: the name was read as ``defined``."""
+    mmq = (
+        "template <typename scalar_t, bool need_check>\nstatic __global__ void\n#if defined(USE_ROCM)\n"
+        "__launch_bounds__(64 * 4, 2)\n#endif\n    mul_mat_q4_0(const void* vx, scalar_t* dst) {}\n"
+        "template <class Type, bool UE8M0_SF = false>\n__global__ void\n#if defined(__CUDA_ARCH__) && "
+        "(__CUDA_ARCH__ >= 1000)\n__launch_bounds__(512, 4) cvt_expert(\n#else\ncvt_expert(\n#endif\n"
+        "    int n, Type const* in) {}\n"
+    )
+    finder = _index(tmp_path, {"k/csrc/gguf/mmq.cuh": mmq})
+    q4, cvt = finder.find(
+        [
+            "void mul_mat_q4_0<c10::Half, true>(void const*, c10::Half*)",
+            "void cvt_expert<__nv_bfloat16, false>(int, __nv_bfloat16 const*)",
+        ]
+    )
+    assert q4.status == cvt.status == "resolved"
+    assert q4.location is not None and q4.location.line == _defining_line(
+        tmp_path / "k", "csrc/gguf/mmq.cuh", "mul_mat_q4_0"
+    )
+    assert cvt.location is not None and cvt.location.symbol == "cvt_expert"
+
+
+def test_a_kernel_only_a_test_file_defines(tmp_path: Path) -> None:
+    """A test helper built into a library (lmdeploy's ``turbomind::curand_init``) is defined only in a test
+    file: resolved there when the name's namespace agrees; a bare name is not, as any project may use it; a
+    library definition of the same kernel goes first."""
+    util = "namespace turbomind {\n__global__ void curand_init(int* s) {}\n}\n__global__ void fill_kernel(int* s) {}\n"
+    finder = _index(
+        tmp_path,
+        {
+            "tm/src/kernels/test/test_utils.cu": util + "__global__ void scale_kernel(int* s) {}\n",
+            "tm/src/kernels/scale.cu": "__global__ void scale_kernel(int* s) {}\n",
+        },
+    )
+    init, fill, scale = finder.find(["turbomind::curand_init(int*)", "fill_kernel(int*)", "scale_kernel(int*)"])
+    assert init.status == "resolved" and init.location is not None
+    assert init.location.path == "src/kernels/test/test_utils.cu"
+    assert fill.status == "ambiguous" and "only in test files" in fill.reason
+    assert scale.status == "resolved" and scale.location is not None and scale.location.path == "src/kernels/scale.cu"
+
+
 _DECODE = """import triton
 import triton.language as tl
 

@@ -24,7 +24,7 @@ from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.launches import TritonLaunch
 from kernelscope.model.source import KernelDefinition, SourceMatch, TestHit
 from kernelscope.sources.index import SourceIndex, github_url, link_tokens
-from kernelscope.sources.scan import CODE_OBJECT_EXT, IDENT, NS_MACRO, TEST_DIRS, closing
+from kernelscope.sources.scan import CODE_OBJECT_EXT, IDENT, NS_MACRO, TEST_DIRS, closing, is_test_path
 
 # Kinds whose kernels have no source to find: generated at build/run time, or closed.
 NO_SOURCE = {
@@ -435,11 +435,9 @@ class Finder:
             # a bare name is its symbol whole (a code object's ``flatmm_uk_…_128x256x128_…``) before it is the
             # function the classifier reads out of it (``flatmm_uk_gfx9_f16f8``)
             whole = strip_suffixes(ident.name)
-            tries = [[whole]] if IDENT.fullmatch(whole) and whole != ident.function else []
-            tries.append(list(dict.fromkeys([ident.function, ident.function.lstrip("_") or ident.function])))
-            for symbols in tries:
-                where = f"symbol IN ({','.join('?' * len(symbols))}) AND {repos} AND kind != ?"
-                if rows := self._defs(where, (*symbols, *self.repos, NS_MACRO)):
+            tries = [whole] if IDENT.fullmatch(whole) and whole != ident.function else []
+            for symbol in [*tries, ident.function]:  # exactly: `_k` and `k` are two identifiers, never one kernel
+                if rows := self._defs(f"symbol = ? AND {repos} AND kind != ?", (symbol, *self.repos, NS_MACRO)):
                     break
             # cut where the function's name may be cut too (not after its template arguments): its prefix
             if not rows and ident.truncated and ident.template_args is None and len(ident.function) >= 8:
@@ -476,6 +474,11 @@ class Finder:
         full = [r for r in rows if not _partly(ident, r[5], self._macros(r[0]))]
         partial = not full  # only definitions whose namespace the file shows in part: never resolved alone
         rows = full or rows
+        product = [r for r in rows if not is_test_path(r[1])]
+        # a kernel only a test file defines (a test helper built into the binary) is resolved where the name's
+        # namespace agrees; a bare name there may as well be another project's kernel of the same name
+        in_tests = not product and not _scopes(ident.namespace)
+        rows = product or rows
         if ident.kind == "aiter" and any(r[1].endswith(".co") for r in rows):
             rows = [r for r in rows if r[1].endswith(".co")]  # the code object defines it; tables only name it
         if not rows:
@@ -522,11 +525,14 @@ class Finder:
             base.copies = [t for t in top if t is not first]
             base.reason = "; ".join(filter(None, [base.reason, _copies_reason(top)]))
         locs = [first, *[loc for loc in locs if loc is not first]]
-        if partial:
+        if partial or in_tests:
             base.status, base.candidates = "ambiguous", locs[:10]
             base.reason = (
                 f"{ident.function} is defined in namespace {locs[0].namespace or '(global)'} in {locs[0].path}; "
                 f"the name says {ident.namespace}: the outer scopes are not in the file"
+                if partial
+                else f"{ident.function} is defined only in test files ({locs[0].path}), and the name has no "
+                "namespace to tell it from another project's kernel of that name"
             )
             return base
         base.status, base.location, base.candidates = "resolved", locs[0], locs[:10]

@@ -25,8 +25,9 @@ from kernelscope.codeobj.tools import ELF_ERRORS
 from kernelscope.errors import InputError
 from kernelscope.sources import scan
 
-SCHEMA_VERSION = 5  # 2: defs carry template arity; 3: namespace-opening macros; 4: FlyDSL and Helion kernels;
-# 5: code objects read by their ELF symbol table (plain-named assembly kernels)
+SCHEMA_VERSION = 6  # 2: defs carry template arity; 3: namespace-opening macros; 4: FlyDSL and Helion kernels;
+# 5: code objects read by their ELF symbol table (plain-named assembly kernels); 6: kernels test files define,
+# declarations read through #if/#else lines
 MAX_FILE_BYTES = 8 << 20  # larger sources are generated tables, not kernels
 _SKIP_DIRS = {".git", "node_modules", "build", "dist", "__pycache__", ".venv", "third_party", "3rdparty"}
 _STOP = frozenset(
@@ -318,11 +319,7 @@ class SourceIndex:
             )
             self.db.executemany(
                 "INSERT INTO defs VALUES(?,?,?,?,?,?,?,?)",
-                [
-                    (rid, path, d.line, d.symbol, d.kind, d.namespace, d.arity, int(d.variadic))
-                    for d in defs
-                    if not scan.is_test_path(path)
-                ],
+                [(rid, path, d.line, d.symbol, d.kind, d.namespace, d.arity, int(d.variadic)) for d in defs],
             )
             cmake_dir = str(PurePosixPath(path).parent)
             self.db.executemany(

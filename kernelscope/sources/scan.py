@@ -200,9 +200,14 @@ _GPU_MARKERS = (
 )
 
 
-def _blank_comments(text: str) -> str:
-    """Comments replaced by spaces of the same length, so offsets (and lines) stay true."""
-    return _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+def _blank(pattern: re.Pattern[str], text: str) -> str:
+    """``pattern``'s matches replaced by spaces of the same length, so offsets (and lines) stay true."""
+    return pattern.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+
+
+# conditional directives inside a declaration (`__global__ void\n#if defined(USE_ROCM)\n__launch_bounds__(…)\n#endif\n
+# k(`) would name the kernel `defined`; blanked, the name that follows is read
+_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif|pragma)\b(?:[^\n]*\\\n)*[^\n]*", re.M)
 
 
 def _namespaces(code: str, values: dict[str, str] | None = None) -> list[tuple[int, str]]:
@@ -347,7 +352,7 @@ def cxx_definitions(text: str, path: str) -> list[Definition]:
     gpu = ext in GPU_EXT or any(k in text for k in _GPU_MARKERS)
     if not gpu and "NAMESPACE" not in text and "_NS" not in text:  # no kernels and no namespace macros
         return []
-    code = _blank_comments(text)
+    code = _blank(_CONDITIONAL, _blank(_COMMENT, text))
     starts = _line_starts(code)
     macros = _namespace_macros(code)
     # the file's own macro values stand in its namespaces; another file's are the finder's (NS_MACRO rows)
@@ -395,7 +400,7 @@ _CXX_TEST = re.compile(r"\b(?:TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P)\s*\(\s
 
 
 def cxx_test_refs(text: str, wanted: frozenset[str]) -> list[TestRef]:
-    code = _blank_comments(text)
+    code = _blank(_COMMENT, text)
     scopes = [(m.start(), f"{m.group(1)}.{m.group(2)}") for m in _CXX_TEST.finditer(code)]
     return _refs(code, wanted, scopes)
 
