@@ -17,8 +17,9 @@ cuSPARSE, and cuBLAS beyond the plain GEMM. Suite 31 (set 31): Inductor's kernel
 (forward, backward, compiled optimizer) over seven model families. Suite 32 (set 32): inference fast paths, a
 convnet compiled with max-autotune, a decode step over a static KV cache under CUDA graphs, and tensor utilities.
 Suite 33 (set 33): a recommender (EmbeddingBag, sparse gradients), message passing on a graph, how serving engines
-sample tokens, and linear recurrences compiled by Inductor.
-Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30|31|32|33]``; suite 29:
+sample tokens, and linear recurrences compiled by Inductor. Suite 34 (set 34): a PPO update (GAE, clipped surrogate),
+eager and compiled, a detector's post-processing and losses written in torch, and torch.distributions.
+Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30|31|32|33|34]``; suite 29:
 ``torchrun --nproc-per-node 2 bench/gpu/collect_names.py 29``.
 """
 
@@ -1657,6 +1658,120 @@ def recurrence_compiled(_: bool) -> Callable[[], None]:
     )
 
 
+def rl_step(compiled: bool) -> Callable[[], None]:
+    """A PPO update on a batch of rollouts: advantages by GAE (a discounted sum run backwards with flip and cumsum),
+    a categorical policy's log-probabilities and entropy, the clipped surrogate, a Huber value loss; RMSprop."""
+    obs, actions, steps = 64, 18, 2048
+    net = nn.Sequential(nn.Linear(obs, 256), nn.Tanh(), nn.Linear(256, 256), nn.Tanh(), nn.Linear(256, actions + 1))
+    net = net.to(DEV)
+    opt = torch.optim.RMSprop(net.parameters(), lr=1e-4, foreach=True)
+    x = torch.randn(steps, obs, device=DEV)
+    act = torch.randint(0, actions, (steps,), device=DEV)
+    reward, done = torch.randn(steps, device=DEV), (torch.rand(steps, device=DEV) < 0.01).float()
+    old_logp = torch.randn(steps, device=DEV).clamp(max=0)
+
+    def loss() -> torch.Tensor:
+        out = net(x)
+        logits, value = out[:, :actions], out[:, actions]
+        nxt = torch.cat([value[1:], value[-1:]]).detach()
+        delta = reward + 0.99 * nxt * (1 - done) - value.detach()
+        disc = torch.cumprod(torch.full_like(delta, 0.99 * 0.95), 0)
+        adv = (torch.cumsum((delta / disc).flip(0), 0).flip(0) * disc).detach()
+        logp_all = logits.log_softmax(-1)
+        logp = logp_all.gather(1, act[:, None]).squeeze(1)
+        ratio = (logp - old_logp).exp()
+        surrogate = torch.minimum(ratio * adv, ratio.clamp(0.8, 1.2) * adv)
+        entropy = -(logp_all.exp() * logp_all).sum(-1)
+        return -(surrogate + 0.01 * entropy).mean() + F.huber_loss(value, adv + value.detach())
+
+    run = torch.compile(loss) if compiled else loss
+
+    def step() -> None:
+        run().backward()
+        opt.step()
+        opt.zero_grad()
+
+    return step
+
+
+def detection_ops(_: bool) -> Callable[[], None]:
+    """A detector's post-processing and losses written in torch: anchors, pairwise IoU and GIoU by broadcasting,
+    score thresholds, per-class top-k, a greedy suppression by sorted IoU masks, focal loss, matching by argmax."""
+    boxes = torch.rand(4096, 4, device=DEV).sort(-1).values * 512
+    scores = torch.rand(4096, 80, device=DEV)
+    gt = torch.rand(64, 4, device=DEV).sort(-1).values * 512
+
+    def area(z: torch.Tensor) -> torch.Tensor:
+        return (z[:, 2:] - z[:, :2]).prod(-1)
+
+    def iou(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        lt, rb = torch.maximum(a[:, None, :2], b[None, :, :2]), torch.minimum(a[:, None, 2:], b[None, :, 2:])
+        inter = (rb - lt).clamp(min=0).prod(-1)
+        return inter / (area(a)[:, None] + area(b)[None] - inter)
+
+    def suppress() -> torch.Tensor:
+        order = scores.max(1).values.argsort(descending=True)[:1000]
+        overlap = iou(boxes[order], boxes[order]).triu(1)
+        return order[(overlap > 0.5).sum(0) == 0]
+
+    def focal() -> torch.Tensor:
+        target = F.one_hot(iou(boxes, gt).argmax(1) % 80, 80).float()
+        p = scores.sigmoid()
+        ce = F.binary_cross_entropy_with_logits(scores, target, reduction="none")
+        return (ce * (1 - torch.where(target > 0, p, 1 - p)) ** 2).sum()
+
+    def giou() -> torch.Tensor:
+        enclose = (torch.maximum(boxes[:64, 2:], gt[:, 2:]) - torch.minimum(boxes[:64, :2], gt[:, :2])).prod(-1)
+        return 1 - iou(boxes[:64], gt).diagonal() + enclose
+
+    def anchors() -> torch.Tensor:
+        ys, xs = torch.meshgrid(torch.arange(64, device=DEV), torch.arange(64, device=DEV), indexing="ij")
+        return torch.stack([xs, ys, xs + 8, ys + 8], -1).view(-1, 4).float().repeat_interleave(3, 0)
+
+    return sweep(
+        suppress,
+        focal,
+        giou,
+        anchors,
+        lambda: scores.topk(100, 0),
+        lambda: torch.nonzero(scores > 0.95),
+        lambda: iou(boxes, gt).max(0),
+    )
+
+
+def probabilistic_ops(_: bool) -> Callable[[], None]:
+    """torch.distributions as a probabilistic model calls them: sampling and log-densities of a multivariate normal
+    (Cholesky, triangular solves), Gamma/Beta/Dirichlet reparameterised samples, a mixture's logsumexp, KL terms, and a
+    normalising flow's log-determinant."""
+    from torch import distributions as D
+
+    d = 64
+    a = torch.randn(d, d, device=DEV, dtype=torch.float64)
+    cov = a @ a.T + d * torch.eye(d, device=DEV, dtype=torch.float64)
+    x = torch.randn(4096, d, device=DEV, dtype=torch.float64)
+    conc = torch.rand(4096, 8, device=DEV) + 0.5
+    mvn = D.MultivariateNormal(torch.zeros(d, device=DEV, dtype=torch.float64), covariance_matrix=cov)
+
+    def mixture() -> torch.Tensor:
+        comp = D.Normal(torch.randn(16, device=DEV), torch.rand(16, device=DEV) + 0.1)
+        return torch.logsumexp(comp.log_prob(x[:, :1].float()) + torch.log_softmax(conc[0].repeat(2), 0), -1)
+
+    return sweep(
+        lambda: mvn.log_prob(x),
+        lambda: mvn.rsample((1024,)),
+        lambda: D.Gamma(conc, 1.0).rsample(),
+        lambda: D.Beta(conc, conc.flip(1)).rsample(),
+        lambda: D.Dirichlet(conc).rsample().log(),
+        lambda: D.kl_divergence(D.Normal(conc, 1.0), D.Normal(0.0, conc)),
+        lambda: D.kl_divergence(D.Dirichlet(conc), D.Dirichlet(conc.flip(1))),
+        lambda: D.Categorical(logits=conc).entropy(),
+        mixture,
+        lambda: torch.linalg.slogdet(a.float() + 10 * torch.eye(d, device=DEV)),
+        lambda: torch.linalg.lu_factor(a),
+        lambda: torch.cholesky_solve(x[:d].T.contiguous(), torch.linalg.cholesky(cov)),
+    )
+
+
 Make = Callable[[bool], Callable[[], None]]
 
 
@@ -1713,6 +1828,7 @@ SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
     "31": plain(compiled_training),
     "32": plain(inference_paths, tensor_utilities),
     "33": {**both("recsys", recsys_step), **both("gnn", gnn_step), **plain(sampling_ops, recurrence_compiled)},
+    "34": {**both("ppo", rl_step), **plain(detection_ops, probabilistic_ops)},
 }
 
 
