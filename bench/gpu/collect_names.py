@@ -18,7 +18,7 @@ cuSPARSE, and cuBLAS beyond the plain GEMM. Suite 31 (set 31): Inductor's kernel
 convnet compiled with max-autotune, a decode step over a static KV cache under CUDA graphs, and tensor utilities.
 Suite 33 (set 33): a recommender (EmbeddingBag, sparse gradients), message passing on a graph, how serving engines
 sample tokens, and linear recurrences compiled by Inductor. Suite 34 (set 34): a PPO update (GAE, clipped surrogate),
-eager and compiled, a detector's post-processing and losses written in torch, and torch.distributions.
+a detector's post-processing and losses written in torch, and torch.distributions; each eager and compiled.
 Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30|31|32|33|34]``; suite 29:
 ``torchrun --nproc-per-node 2 bench/gpu/collect_names.py 29``.
 """
@@ -1694,7 +1694,12 @@ def rl_step(compiled: bool) -> Callable[[], None]:
     return step
 
 
-def detection_ops(_: bool) -> Callable[[], None]:
+def compiled_if(compiled: bool, *ops: Callable[[], object]) -> list[Callable[[], object]]:
+    """The ops, each under its own torch.compile when ``compiled``: Inductor's kernels for an eager sweep's ops."""
+    return [torch.compile(op) for op in ops] if compiled else list(ops)
+
+
+def detection_ops(compiled: bool) -> Callable[[], None]:
     """A detector's post-processing and losses written in torch: anchors, pairwise IoU and GIoU by broadcasting,
     score thresholds, per-class top-k, a greedy suppression by sorted IoU masks, focal loss, matching by argmax."""
     boxes = torch.rand(4096, 4, device=DEV).sort(-1).values * 512
@@ -1729,17 +1734,20 @@ def detection_ops(_: bool) -> Callable[[], None]:
         return torch.stack([xs, ys, xs + 8, ys + 8], -1).view(-1, 4).float().repeat_interleave(3, 0)
 
     return sweep(
-        suppress,
-        focal,
-        giou,
-        anchors,
-        lambda: scores.topk(100, 0),
-        lambda: torch.nonzero(scores > 0.95),
-        lambda: iou(boxes, gt).max(0),
+        *compiled_if(
+            compiled,
+            suppress,
+            focal,
+            giou,
+            anchors,
+            lambda: scores.topk(100, 0),
+            lambda: torch.nonzero(scores > 0.95),
+            lambda: iou(boxes, gt).max(0),
+        )
     )
 
 
-def probabilistic_ops(_: bool) -> Callable[[], None]:
+def probabilistic_ops(compiled: bool) -> Callable[[], None]:
     """torch.distributions as a probabilistic model calls them: sampling and log-densities of a multivariate normal
     (Cholesky, triangular solves), Gamma/Beta/Dirichlet reparameterised samples, a mixture's logsumexp, KL terms, and a
     normalising flow's log-determinant."""
@@ -1757,18 +1765,21 @@ def probabilistic_ops(_: bool) -> Callable[[], None]:
         return torch.logsumexp(comp.log_prob(x[:, :1].float()) + torch.log_softmax(conc[0].repeat(2), 0), -1)
 
     return sweep(
-        lambda: mvn.log_prob(x),
-        lambda: mvn.rsample((1024,)),
-        lambda: D.Gamma(conc, 1.0).rsample(),
-        lambda: D.Beta(conc, conc.flip(1)).rsample(),
-        lambda: D.Dirichlet(conc).rsample().log(),
-        lambda: D.kl_divergence(D.Normal(conc, 1.0), D.Normal(0.0, conc)),
-        lambda: D.kl_divergence(D.Dirichlet(conc), D.Dirichlet(conc.flip(1))),
-        lambda: D.Categorical(logits=conc).entropy(),
-        mixture,
-        lambda: torch.linalg.slogdet(a.float() + 10 * torch.eye(d, device=DEV)),
-        lambda: torch.linalg.lu_factor(a),
-        lambda: torch.cholesky_solve(x[:d].T.contiguous(), torch.linalg.cholesky(cov)),
+        *compiled_if(
+            compiled,
+            lambda: mvn.log_prob(x),
+            lambda: mvn.rsample((1024,)),
+            lambda: D.Gamma(conc, 1.0).rsample(),
+            lambda: D.Beta(conc, conc.flip(1)).rsample(),
+            lambda: D.Dirichlet(conc).rsample().log(),
+            lambda: D.kl_divergence(D.Normal(conc, 1.0), D.Normal(0.0, conc)),
+            lambda: D.kl_divergence(D.Dirichlet(conc), D.Dirichlet(conc.flip(1))),
+            lambda: D.Categorical(logits=conc).entropy(),
+            mixture,
+            lambda: torch.linalg.slogdet(a.float() + 10 * torch.eye(d, device=DEV)),
+            lambda: torch.linalg.lu_factor(a),
+            lambda: torch.cholesky_solve(x[:d].T.contiguous(), torch.linalg.cholesky(cov)),
+        )
     )
 
 
@@ -1828,7 +1839,7 @@ SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
     "31": plain(compiled_training),
     "32": plain(inference_paths, tensor_utilities),
     "33": {**both("recsys", recsys_step), **both("gnn", gnn_step), **plain(sampling_ops, recurrence_compiled)},
-    "34": {**both("ppo", rl_step), **plain(detection_ops, probabilistic_ops)},
+    "34": {**both("ppo", rl_step), **both("detection", detection_ops), **both("probabilistic", probabilistic_ops)},
 }
 
 
