@@ -68,6 +68,7 @@ FIRST = {
     31: "8f4a2a5",
     32: "6385653",
     33: "7478391",
+    34: "0f97f08",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
