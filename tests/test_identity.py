@@ -138,18 +138,21 @@ def test_a_generic_kernel_takes_its_scopes_name() -> None:
     assert [g.function for g in got] == ["gemvx", "cutlass_tensorop_bf16_s16816dgrad_optimized_bf16"]
 
 
-def test_inductor_reads_its_sorted_op_names_for_an_accumulating_scatter() -> None:
+def test_inductor_categories_follow_the_ops_it_fused() -> None:
     """Inductor names a kernel after its ops, sorted: `index_index_add` can only be `index` then `index_add` (a
-    scatter-add: reduce), while `_unsafe_index_add` is `_unsafe_index` then `add` (a bilinear upsample: pointwise)."""
+    scatter-add: reduce), while `_unsafe_index_add` is `_unsafe_index` then `add` (a bilinear upsample: pointwise);
+    a matrix-vector product lowered to a reduction is gemm; drawing random numbers is random, applying a mask is not."""
     got = classify(
         [
             "triton_poi_fused_index_index_add_mul_unsqueeze_8",
             "triton_poi_fused__to_copy__unsafe_index_add_arange_silu_unsqueeze_4",
             "triton_red_fused_leaky_relu_backward_mv_t_5",
             "triton_poi_fused_flip_3",
+            "triton_poi_fused_randn_0",
+            "triton_poi_fused_native_dropout_backward_squeeze_view_3",  # a mask applied, nothing drawn
         ]
     )
-    assert [g.category for g in got] == ["reduce", "elementwise", "gemm", "copy"]
+    assert [g.category for g in got] == ["reduce", "elementwise", "gemm", "copy", "random", "elementwise"]
 
 
 def _cxxfilt(symbol: str) -> str:
