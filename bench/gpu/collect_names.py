@@ -18,8 +18,10 @@ cuSPARSE, and cuBLAS beyond the plain GEMM. Suite 31 (set 31): Inductor's kernel
 convnet compiled with max-autotune, a decode step over a static KV cache under CUDA graphs, and tensor utilities.
 Suite 33 (set 33): a recommender (EmbeddingBag, sparse gradients), message passing on a graph, how serving engines
 sample tokens, and linear recurrences compiled by Inductor. Suite 34 (set 34): a PPO update (GAE, clipped surrogate),
-a detector's post-processing and losses written in torch, and torch.distributions; each eager and compiled.
-Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30|31|32|33|34]``; suite 29:
+a detector's post-processing and losses written in torch, and torch.distributions; each eager and compiled. Suite 35
+(set 35): torch.sparse's own Triton BSR kernels, torch.func transforms, Fourier layers eager and compiled, and control
+flow (cond, while_loop) compiled.
+Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30|31|32|33|34|35]``; suite 29:
 ``torchrun --nproc-per-node 2 bench/gpu/collect_names.py 29``.
 """
 
@@ -1783,6 +1785,103 @@ def probabilistic_ops(compiled: bool) -> Callable[[], None]:
     )
 
 
+def sparse_triton_ops(_: bool) -> Callable[[], None]:
+    """Block-sparse (BSR) products, softmax and attention by the Triton kernels torch.sparse ships
+    (``torch.sparse._triton_ops``), in bf16 and fp16."""
+    from torch.sparse import _triton_ops as ops
+
+    keep = torch.rand(32, 32, device=DEV) < 0.3
+    mask = keep.repeat_interleave(64, 0).repeat_interleave(64, 1)
+    d = torch.randn(2048, 2048, device=DEV, dtype=torch.bfloat16) * mask
+    bsr, dense = d.to_sparse_bsr((64, 64)), torch.randn(2048, 512, device=DEV, dtype=torch.bfloat16)
+    h = d.half().to_sparse_bsr((64, 64))
+    q = torch.randn(1, 2048, 64, device=DEV, dtype=torch.float16)
+    attn_mask = mask.half().to_sparse_bsr((64, 64))
+    return sweep(
+        lambda: ops.bsr_dense_mm(bsr, dense),
+        lambda: ops.bsr_dense_addmm(dense[:, :256].repeat(4, 1), bsr, dense[:, :256], beta=0.5),
+        lambda: ops.sampled_addmm(h, dense.half(), dense.half().t()),
+        lambda: ops.bsr_softmax(h),
+        lambda: ops._scaled_dot_product_attention(q, q, q, attn_mask=attn_mask),
+        lambda: ops.bsr_scatter_mm(bsr, dense),
+    )
+
+
+def func_transforms(_: bool) -> Callable[[], None]:
+    """torch.func over a small convnet and an MLP: per-sample gradients (vmap of grad of functional_call), a
+    Jacobian by reverse mode, a Hessian, a Jacobian-vector product by forward mode (dual tensors)."""
+    from torch.func import functional_call, grad, hessian, jacrev, jvp, vmap
+
+    net = nn.Sequential(nn.Conv2d(3, 16, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(4), nn.Flatten(), nn.Linear(256, 10)).to(
+        DEV
+    )
+    params = {k: v.detach() for k, v in net.named_parameters()}
+    x, y = torch.randn(64, 3, 32, 32, device=DEV), torch.randint(0, 10, (64,), device=DEV)
+    mlp = nn.Sequential(nn.Linear(32, 64), nn.Tanh(), nn.Linear(64, 32)).to(DEV)
+    z = torch.randn(32, device=DEV)
+
+    def sample_loss(p: dict[str, torch.Tensor], xi: torch.Tensor, yi: torch.Tensor) -> torch.Tensor:
+        return F.cross_entropy(functional_call(net, p, (xi[None],)), yi[None])
+
+    return sweep(
+        lambda: vmap(grad(sample_loss), in_dims=(None, 0, 0))(params, x, y),
+        lambda: jacrev(mlp)(z),
+        lambda: hessian(lambda v: mlp(v).square().sum())(z),
+        lambda: jvp(mlp, (z,), (torch.ones_like(z),)),
+    )
+
+
+class SpectralConv(nn.Module):
+    """A Fourier neural operator layer: the lowest modes of a 2-D real FFT mixed by complex weights, back by the
+    inverse FFT, plus a pointwise (1x1) path."""
+
+    def __init__(self, c: int = 32, modes: int = 16) -> None:
+        super().__init__()
+        self.modes = modes
+        self.w = nn.Parameter(torch.randn(c, c, modes, modes, dtype=torch.cfloat) / c)
+        self.skip = nn.Conv2d(c, c, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        f = torch.fft.rfft2(x)
+        out = torch.zeros_like(f)
+        m = self.modes
+        out[:, :, :m, :m] = torch.einsum("bixy,ioxy->boxy", f[:, :, :m, :m], self.w)
+        return F.gelu(torch.fft.irfft2(out, s=x.shape[-2:]) + self.skip(x))
+
+
+def spectral_step(compiled: bool) -> Callable[[], None]:
+    """Two Fourier layers forward and backward on 64x64 fields (complex einsum, rfft2/irfft2)."""
+    model = nn.Sequential(SpectralConv(), SpectralConv()).to(DEV)
+    run = torch.compile(model) if compiled else model
+    x = torch.randn(16, 32, 64, 64, device=DEV)
+
+    def step() -> None:
+        run(x).square().mean().backward()
+
+    return step
+
+
+def control_flow_compiled(_: bool) -> Callable[[], None]:
+    """Data-dependent control flow kept in the graph: torch.cond between two branches (with backward) and a
+    while_loop of Newton iterations, compiled."""
+    from torch._higher_order_ops.while_loop import while_loop
+
+    x = torch.randn(4096, 256, device=DEV, requires_grad=True)
+
+    @torch.compile
+    def branch(v: torch.Tensor) -> torch.Tensor:
+        return torch.cond(v.sum() > 0, lambda t: (t.sin() * t).softmax(-1), lambda t: t.cos().log_softmax(-1), (v,))
+
+    @torch.compile
+    def newton_sqrt(a: torch.Tensor) -> torch.Tensor:
+        def body(i: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            return i + 1, 0.5 * (y + a / y)
+
+        return while_loop(lambda i, y: i < 8, body, (torch.zeros((), device=DEV, dtype=torch.int64), a + 1))[1]
+
+    return sweep(lambda: branch(x).sum().backward(), lambda: newton_sqrt(x.detach().abs() + 1))
+
+
 Make = Callable[[bool], Callable[[], None]]
 
 
@@ -1840,6 +1939,7 @@ SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
     "32": plain(inference_paths, tensor_utilities),
     "33": {**both("recsys", recsys_step), **both("gnn", gnn_step), **plain(sampling_ops, recurrence_compiled)},
     "34": {**both("ppo", rl_step), **both("detection", detection_ops), **both("probabilistic", probabilistic_ops)},
+    "35": {**both("spectral", spectral_step), **plain(sparse_triton_ops, func_transforms, control_flow_compiled)},
 }
 
 
