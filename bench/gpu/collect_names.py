@@ -19,8 +19,8 @@ convnet compiled with max-autotune, a decode step over a static KV cache under C
 Suite 33 (set 33): a recommender (EmbeddingBag, sparse gradients), message passing on a graph, how serving engines
 sample tokens, and linear recurrences compiled by Inductor. Suite 34 (set 34): a PPO update (GAE, clipped surrogate),
 a detector's post-processing and losses written in torch, and torch.distributions; each eager and compiled. Suite 35
-(set 35): torch.sparse's own Triton BSR kernels, torch.func transforms, Fourier layers eager and compiled, and control
-flow (cond, while_loop) compiled.
+(set 35): torch.sparse's own Triton BSR kernels, torch.func transforms and Fourier layers eager and compiled, and
+control flow (cond, while_loop) compiled.
 Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30|31|32|33|34|35]``; suite 29:
 ``torchrun --nproc-per-node 2 bench/gpu/collect_names.py 29``.
 """
@@ -1807,7 +1807,7 @@ def sparse_triton_ops(_: bool) -> Callable[[], None]:
     )
 
 
-def func_transforms(_: bool) -> Callable[[], None]:
+def func_transforms(compiled: bool) -> Callable[[], None]:
     """torch.func over a small convnet and an MLP: per-sample gradients (vmap of grad of functional_call), a
     Jacobian by reverse mode, a Hessian, a Jacobian-vector product by forward mode (dual tensors)."""
     from torch.func import functional_call, grad, hessian, jacrev, jvp, vmap
@@ -1824,10 +1824,13 @@ def func_transforms(_: bool) -> Callable[[], None]:
         return F.cross_entropy(functional_call(net, p, (xi[None],)), yi[None])
 
     return sweep(
-        lambda: vmap(grad(sample_loss), in_dims=(None, 0, 0))(params, x, y),
-        lambda: jacrev(mlp)(z),
-        lambda: hessian(lambda v: mlp(v).square().sum())(z),
-        lambda: jvp(mlp, (z,), (torch.ones_like(z),)),
+        *compiled_if(
+            compiled,
+            lambda: vmap(grad(sample_loss), in_dims=(None, 0, 0))(params, x, y),
+            lambda: jacrev(mlp)(z),
+            lambda: hessian(lambda v: mlp(v).square().sum())(z),
+            lambda: jvp(mlp, (z,), (torch.ones_like(z),)),
+        )
     )
 
 
@@ -1939,7 +1942,11 @@ SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
     "32": plain(inference_paths, tensor_utilities),
     "33": {**both("recsys", recsys_step), **both("gnn", gnn_step), **plain(sampling_ops, recurrence_compiled)},
     "34": {**both("ppo", rl_step), **both("detection", detection_ops), **both("probabilistic", probabilistic_ops)},
-    "35": {**both("spectral", spectral_step), **plain(sparse_triton_ops, func_transforms, control_flow_compiled)},
+    "35": {
+        **both("spectral", spectral_step),
+        **both("func", func_transforms),
+        **plain(sparse_triton_ops, control_flow_compiled),
+    },
 }
 
 
