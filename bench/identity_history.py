@@ -69,6 +69,7 @@ FIRST = {
     32: "6385653",
     33: "7478391",
     34: "0f97f08",
+    35: "7e53804",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
