@@ -150,9 +150,12 @@ def test_inductor_categories_follow_the_ops_it_fused() -> None:
             "triton_poi_fused_flip_3",
             "triton_poi_fused_randn_0",
             "triton_poi_fused_native_dropout_backward_squeeze_view_3",  # a mask applied, nothing drawn
+            "triton_poi_fused_as_strided_6",  # a view materialised: moved
+            "triton_poi_fused__to_copy_view_1",  # a view cast: computed
         ]
     )
-    assert [g.category for g in got] == ["reduce", "elementwise", "gemm", "copy", "random", "elementwise"]
+    want = ["reduce", "elementwise", "gemm", "copy", "random", "elementwise", "copy", "elementwise"]
+    assert [g.category for g in got] == want
 
 
 def _cxxfilt(symbol: str) -> str:
