@@ -20,8 +20,9 @@ Suite 33 (set 33): a recommender (EmbeddingBag, sparse gradients), message passi
 sample tokens, and linear recurrences compiled by Inductor. Suite 34 (set 34): a PPO update (GAE, clipped surrogate),
 a detector's post-processing and losses written in torch, and torch.distributions; each eager and compiled. Suite 35
 (set 35): torch.sparse's own Triton BSR kernels, torch.func transforms and Fourier layers eager and compiled, and
-control flow (cond, while_loop) compiled.
-Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30|31|32|33|34|35]``; suite 29:
+control flow (cond, while_loop) compiled. Suite 36 (set 36): Liger-Kernel's Triton ops (its wheel installed for the
+run).
+Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30|31|32|33|34|35|36]``; suite 29:
 ``torchrun --nproc-per-node 2 bench/gpu/collect_names.py 29``.
 """
 
@@ -1885,6 +1886,53 @@ def control_flow_compiled(_: bool) -> Callable[[], None]:
     return sweep(lambda: branch(x).sum().backward(), lambda: newton_sqrt(x.detach().abs() + 1))
 
 
+def liger_ops(_: bool) -> Callable[[], None]:
+    """Liger-Kernel's Triton ops (liger-kernel 0.8.5, installed beside torch for the run), forward and backward in
+    bf16: losses over a vocabulary (cross-entropy, fused linear cross-entropy, JSD, KL, TVD), norms, gated MLP
+    activations, RoPE and multimodal RoPE, softmax and sparsemax, DyT and multi-token attention."""
+    from liger_kernel.transformers import functional as lf
+
+    t, d, v, bf = 4096, 2048, 32000, torch.bfloat16
+
+    def leaf(*shape: int, dtype: torch.dtype = bf) -> torch.Tensor:
+        return torch.randn(*shape, device=DEV, dtype=dtype, requires_grad=True)
+
+    def back(out: object) -> None:
+        (out[0] if isinstance(out, tuple) else out).float().sum().backward()  # type: ignore[union-attr]
+
+    x, w, logits = leaf(t, d), leaf(d), leaf(t // 4, v)
+    target = torch.randint(0, v, (t // 4,), device=DEV)
+    probs = torch.randn(t // 4, v, device=DEV).log_softmax(-1)
+    lm_head = leaf(v, d)
+    q, k = leaf(2, 16, 512, 128), leaf(2, 4, 512, 128)
+    cos, sin = torch.randn(1, 512, 128, device=DEV, dtype=bf), torch.randn(1, 512, 128, device=DEV, dtype=bf)
+    cos3, sin3 = cos.expand(3, 2, 512, 128), sin.expand(3, 2, 512, 128)
+    return sweep(
+        lambda: back(lf.liger_cross_entropy(logits, target, label_smoothing=0.1)),
+        lambda: back(lf.liger_fused_linear_cross_entropy(x[: t // 4], lm_head, target)),
+        lambda: back(lf.liger_fused_linear_jsd(x[: t // 4], lm_head, x[: t // 4].detach(), lm_head.detach())),
+        lambda: back(lf.liger_fused_linear_kl_div(x[: t // 4], lm_head, probs.exp())),
+        lambda: back(lf.liger_jsd(logits.float().log_softmax(-1), probs)),
+        lambda: back(lf.liger_kl_div(logits.float().log_softmax(-1), probs.exp())),
+        lambda: back(lf.liger_tvd(logits.float().softmax(-1), probs.exp())),
+        lambda: back(lf.liger_rms_norm(x, w, 1e-6, in_place=False)),
+        lambda: back(lf.liger_fused_add_rms_norm(x, leaf(t, d), w, 1e-6, in_place=False)),
+        lambda: back(lf.liger_modulated_rms_norm(x, w, leaf(t, d), leaf(t, d), in_place=False)),
+        lambda: back(lf.liger_poly_norm(x, leaf(3), leaf(1), in_place=False)),
+        lambda: back(lf.liger_layer_norm(x, w, leaf(d), 1e-5)),
+        lambda: back(lf.liger_group_norm(leaf(8, 64, 1024), leaf(64), leaf(64), 64, 8, 1e-5)),
+        lambda: back(lf.liger_swiglu(x, leaf(t, d))),
+        lambda: back(lf.liger_geglu(x, leaf(t, d))),
+        lambda: back(lf.liger_relu_squared(x)),
+        lambda: back(lf.liger_rope(q, k, cos, sin)),
+        lambda: back(lf.liger_qwen2vl_mrope(q, k, cos3, sin3, [16, 24, 24])),
+        lambda: back(lf.liger_softmax(logits)),
+        lambda: back(lf.liger_sparsemax(leaf(1024, 512, dtype=torch.float32))),
+        lambda: back(lf.liger_dyt(x, leaf(1), w, leaf(d))),
+        lambda: back(lf.liger_multi_token_attention(leaf(2, 8, 256, 256), leaf(8, 8, 3, 3), padding=1)),
+    )
+
+
 Make = Callable[[bool], Callable[[], None]]
 
 
@@ -1947,6 +1995,7 @@ SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
         **both("func", func_transforms),
         **plain(sparse_triton_ops, control_flow_compiled),
     },
+    "36": plain(liger_ops),  # needs liger-kernel installed
 }
 
 
