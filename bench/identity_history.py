@@ -70,6 +70,7 @@ FIRST = {
     33: "7478391",
     34: "0f97f08",
     35: "7e53804",
+    36: "4576c2b",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
