@@ -1897,8 +1897,8 @@ def liger_ops(_: bool) -> Callable[[], None]:
     def leaf(*shape: int, dtype: torch.dtype = bf) -> torch.Tensor:
         return torch.randn(*shape, device=DEV, dtype=dtype, requires_grad=True)
 
-    def back(out: object) -> None:
-        (out[0] if isinstance(out, tuple) else out).float().sum().backward()  # type: ignore[union-attr]
+    def back(out: torch.Tensor | tuple[torch.Tensor, ...]) -> None:
+        (out[0] if isinstance(out, tuple) else out).float().sum().backward()
 
     x, w, logits = leaf(t, d), leaf(d), leaf(t // 4, v)
     target = torch.randint(0, v, (t // 4,), device=DEV)
