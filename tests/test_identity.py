@@ -93,6 +93,7 @@ def test_dtype_spelled_by_the_kernel_name_wins(name: str, dtype: str) -> None:
         ),
         ("ncclDevKernel_AllReduce_Sum_u64_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "uint64"),
         ("void sgetrf_batched_smallsq_noshfl_kernel<24, 32>(float**, int, int**, int*, int)", "fp32"),  # MAGMA's s
+        ("cudss::dtrsv_init(int*)", "fp64"),  # cuDSS's d (double triangular solve); the pointer is an index
         (
             "sm90_xmma_gemm_cf64cf64_f64f64_cf64_nn_n_tilesize32x64x32_stage4_warpsize2x4x1_tensor16x8x16_execute_kernel"
             "__5x_cublas",

@@ -48,3 +48,10 @@ def test_bad_rules_are_one_clear_error() -> None:
     doc["kinds"][0]["match"] = {"name": "(unclosed"}
     with pytest.raises(InputError, match="bad pattern"):
         parse(doc)
+    doc["kinds"][0]["match"] = {"name": "x"}
+    doc["dtypes"]["tokens"].append({"pattern": "^s(?:gemv)$", "map": {"s": "fp32"}})
+    with pytest.raises(InputError, match="maps its first group but has none"):
+        parse(doc)
+    doc["dtypes"]["tokens"][-1] = {"pattern": "^([sd])gemv$", "map": {"s": "fp32"}, "dtype": "fp32"}
+    with pytest.raises(InputError, match="needs either dtype or map"):
+        parse(doc)

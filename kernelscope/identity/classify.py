@@ -90,7 +90,8 @@ def _token_dtypes(name: str, rules: RuleSet) -> list[str]:
     """Dtypes spelled as name tokens (``bf16``, ``afp8``, ``MxE2m1``, ``bf16xbf16xmxfp4``), in order."""
     found: list[str] = []
     for tok in _TOKEN_SPLIT.split(name):
-        hits = sorted((m.start(), d) for d, p in rules.token_dtypes if (m := p.search(tok)))
+        matches = ((m, s) for s in rules.token_dtypes if (m := s.pattern.search(tok)))
+        hits = sorted((m.start(), d) for m, s in matches if (d := s.dtype_of(m)))
         found.extend(d for _, d in hits)
     return list(dict.fromkeys(found))
 
@@ -122,9 +123,9 @@ def _pick(types: list[str], integers: bool, keyed: bool = False) -> str | None:
 def _dtype(
     plain: str, key: list[cxx.Component], function: str, text: str, category: str, wrapper: str, rules: RuleSet
 ) -> str | None:
-    for pattern, spelling in rules.spelled_dtypes:
-        if m := pattern.match(plain):
-            return spelling.get(m.group(1))
+    for spelled_as in rules.spelled_dtypes:
+        if m := spelled_as.pattern.match(plain):
+            return spelled_as.dtype_of(m)
     if not cxx.is_cxx(text):
         return _combine(_token_dtypes(plain, rules))
     k = key[cxx.key_component(key)] if key else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -45,6 +45,18 @@ class Attribute:
 
 
 @dataclass(frozen=True)
+class Spelling:
+    """A pattern and the dtype it spells: a fixed one, or the text of its first group mapped through ``map``."""
+
+    pattern: re.Pattern[str]
+    dtype: str = ""
+    map: dict[str, str] = field(default_factory=dict)
+
+    def dtype_of(self, m: re.Match[str]) -> str | None:
+        return self.dtype or self.map.get(m.group(1))
+
+
+@dataclass(frozen=True)
 class RuleSet:
     kinds: tuple[Rule, ...]
     categories: tuple[Rule, ...]
@@ -52,8 +64,8 @@ class RuleSet:
     carriers: re.Pattern[str]
     attributes: dict[str, tuple[Attribute, ...]]
     type_dtypes: tuple[tuple[str, re.Pattern[str]], ...]
-    token_dtypes: tuple[tuple[str, re.Pattern[str]], ...]
-    spelled_dtypes: tuple[tuple[re.Pattern[str], dict[str, str]], ...] = ()
+    token_dtypes: tuple[Spelling, ...]
+    spelled_dtypes: tuple[Spelling, ...] = ()
     fallbacks: frozenset[str] = frozenset()  # category rules that only give a default
 
 
@@ -71,6 +83,15 @@ def _fields(where: str, spec: dict[str, str] | None) -> dict[str, re.Pattern[str
             raise InputError(f"identity rules: {where}: unknown field {k!r} (known: {', '.join(FIELDS)})")
         out[k] = _compile(f"{where}.{k}", str(v))
     return out
+
+
+def _spelling(where: str, entry: dict[str, Any]) -> Spelling:
+    pattern = _compile(where, entry["pattern"])
+    if ("dtype" in entry) == ("map" in entry):
+        raise InputError(f"identity rules: {where}: {entry['pattern']!r} needs either dtype or map")
+    if "map" in entry and pattern.groups < 1:
+        raise InputError(f"identity rules: {where}: {entry['pattern']!r} maps its first group but has none")
+    return Spelling(pattern, str(entry.get("dtype", "")), {str(k): str(v) for k, v in (entry.get("map") or {}).items()})
 
 
 def _rule(entry: dict[str, Any]) -> Rule:
@@ -107,8 +128,8 @@ def parse(doc: dict[str, Any]) -> RuleSet:
         carriers=_compile("carriers", doc["carriers"]),
         attributes=attrs,
         type_dtypes=tuple((e["dtype"], _compile("dtypes.types", e["pattern"])) for e in dt["types"]),
-        token_dtypes=tuple((e["dtype"], _compile("dtypes.tokens", e["pattern"])) for e in dt["tokens"]),
-        spelled_dtypes=tuple((_compile("dtypes.spelled", e["pattern"]), dict(e["map"])) for e in dt["spelled"]),
+        token_dtypes=tuple(_spelling("dtypes.tokens", e) for e in dt["tokens"]),
+        spelled_dtypes=tuple(_spelling("dtypes.spelled", e) for e in dt["spelled"]),
         fallbacks=frozenset(doc.get("fallbacks") or ()),
     )
     ids = [r.id for r in (*rs.kinds, *rs.categories)]
