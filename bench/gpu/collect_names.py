@@ -21,13 +21,15 @@ sample tokens, and linear recurrences compiled by Inductor. Suite 34 (set 34): a
 a detector's post-processing and losses written in torch, and torch.distributions; each eager and compiled. Suite 35
 (set 35): torch.sparse's own Triton BSR kernels, torch.func transforms and Fourier layers eager and compiled, and
 control flow (cond, while_loop) compiled. Suite 36 (set 36): Liger-Kernel's Triton ops (its wheel installed for the
-run).
-Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30|31|32|33|34|35|36]``; suite 29:
+run). Suite 38 (set 38): flash-linear-attention's Triton ops and layers (fla-core's wheel installed for the run).
+Usage (device): ``python bench/gpu/collect_names.py [20|21|22|28|30|31|32|33|34|35|36|38]``; suite 29:
 ``torchrun --nproc-per-node 2 bench/gpu/collect_names.py 29``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import platform
@@ -1933,6 +1935,169 @@ def liger_ops(_: bool) -> Callable[[], None]:
     )
 
 
+def _fla_args(fn: Callable[..., object], b: int, t: int, h: int, d: int, gate_dims: int) -> list[object]:
+    """Inputs for one of fla's ops, by parameter name (fla's ``[B, T, H, K]`` layout): queries, keys, values and
+    per-channel terms ``[B, T, H, D]``; ``beta``/``lamb`` ``[B, T, H]``; gates ``g`` in log space with
+    ``gate_dims`` dimensions (per channel or per head: ops differ)."""
+    import inspect
+
+    def leaf(*shape: int, how: Callable[[torch.Tensor], torch.Tensor] = lambda x: x) -> torch.Tensor:
+        x = how(torch.randn(*shape, device=DEV, dtype=torch.bfloat16))
+        return x.detach().requires_grad_()
+
+    per_head, slots = (b, t, h), 32
+    args: list[object] = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.default is not inspect.Parameter.empty:
+            break
+        if p.name in ("beta", "lamb"):
+            args.append(leaf(*per_head, how=torch.sigmoid))
+        elif p.name in ("g", "w"):
+            args.append(leaf(*(b, t, h, d)[:gate_dims], how=F.logsigmoid))
+        elif p.name == "s":  # ABC/GSA memory slots
+            args.append(leaf(b, t, h, slots))
+        elif p.name == "level_scales":
+            args.append(leaf(b, t, h, 8))
+        elif p.name in ("layer_idx", "num_layers"):
+            args.append(1 if p.name == "layer_idx" else 4)
+        else:
+            args.append(leaf(b, t, h, d, how=lambda x: F.normalize(x, dim=-1)))
+    return args
+
+
+@functools.cache  # patch once per process
+def _first_config_only() -> None:
+    """Triton's autotuner keeps only its first config: a kernel's name does not depend on the config, and
+    benchmarking every config of every fla kernel takes longer than a device call may run."""
+    from triton.runtime import autotuner
+
+    init = autotuner.Autotuner.__init__
+
+    def first(self: object, fn: object, arg_names: object, configs: list[object], *a: object, **k: object) -> None:
+        init(self, fn, arg_names, configs[:1], *a, **k)  # type: ignore[arg-type]
+
+    autotuner.Autotuner.__init__ = first  # type: ignore[method-assign]
+
+
+FLA_OPS = [  # fla.ops.__all__ of fla-core 0.6.0 (less two aliases)
+    "chunk_abc",
+    "chunk_comba",
+    "chunk_cyfa",
+    "chunk_delta_rule",
+    "chunk_dplr_delta_rule",
+    "chunk_gated_delta_rule",
+    "chunk_gla",
+    "chunk_gsa",
+    "chunk_iplr_delta_rule",
+    "chunk_kda",
+    "chunk_lightning_attn",
+    "chunk_linear_attn",
+    "chunk_log_linear_attn",
+    "chunk_mesa_net",
+    "chunk_momentum_delta_rule",
+    "chunk_precond_gated_delta_rule",
+    "chunk_precond_kda",
+    "chunk_retention",
+    "chunk_rwkv6",
+    "chunk_rwkv7",
+    "chunk_simple_gla",
+    "fused_attnres",
+    "fused_chunk_based",
+    "fused_chunk_delta_rule",
+    "fused_chunk_gla",
+    "fused_chunk_linear_attn",
+    "fused_chunk_retention",
+    "fused_chunk_simple_gla",
+    "fused_recurrent_comba",
+    "fused_recurrent_cyfa",
+    "fused_recurrent_delta_rule",
+    "fused_recurrent_dplr_delta_rule",
+    "fused_recurrent_gated_delta_rule",
+    "fused_recurrent_gla",
+    "fused_recurrent_gsa",
+    "fused_recurrent_hgrn",
+    "fused_recurrent_iplr_delta_rule",
+    "fused_recurrent_kda",
+    "fused_recurrent_lightning_attn",
+    "fused_recurrent_linear_attn",
+    "fused_recurrent_momentum_delta_rule",
+    "fused_recurrent_precond_gated_delta_rule",
+    "fused_recurrent_precond_kda",
+    "fused_recurrent_retention",
+    "fused_recurrent_rwkv6",
+    "fused_recurrent_rwkv7",
+    "fused_recurrent_simple_gla",
+    "parallel_attn",
+    "parallel_based",
+    "parallel_forgetting_attn",
+    "parallel_nsa",
+    "parallel_parallax",
+    "parallel_path_attn",
+    "parallel_retention",
+    "parallel_simple_gla",
+    "parallel_stickbreaking_attn",
+    "parallel_wall_attn",
+    "parallel_wall_attn_decode",
+]
+
+
+def fla_ops(group: str) -> Callable[[], None]:
+    """flash-linear-attention's Triton ops (fla-core 0.6.0, installed beside torch for the run), forward and
+    backward in bf16: the op ``group`` of ``fla.ops`` (chunked, fused-recurrent and parallel forms of linear
+    attention, delta rules, GLA, RWKV, retention, NSA, …), or for ``layers`` its layers (norms with and without
+    gates, short convolution, RoPE, fused losses, gated MLP)."""
+    _first_config_only()
+    import fla.modules as fm
+    import fla.ops as fo
+
+    b, t, h, d, hidden, vocab = 2, 512, 4, 64, 1024, 32000
+
+    def back(out: object) -> None:
+        first = out[0] if isinstance(out, tuple) else out
+        assert isinstance(first, torch.Tensor)
+        first.float().sum().backward()
+
+    def op(fn: Callable[..., object]) -> Callable[[], object]:
+        def run() -> None:
+            for gate_dims in (4, 3):  # per-channel gates first, then per-head
+                try:
+                    out = fn(*_fla_args(fn, b, t, h, d, gate_dims))
+                    break
+                except (RuntimeError, AssertionError, ValueError, TypeError):
+                    if gate_dims == 3:
+                        raise
+            # a backward this Triton refuses (fla checks versions) still leaves the forward's kernels
+            with contextlib.suppress(RuntimeError):
+                back(out)
+
+        return run
+
+    x = torch.randn(b, t, hidden, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+    target = torch.randint(0, vocab, (b * t,), device=DEV)
+    head = torch.randn(vocab, hidden, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+
+    def layer(module: nn.Module, *inputs: object) -> Callable[[], None]:
+        module = module.to(DEV, torch.bfloat16)
+        return lambda: back(module(*inputs))
+
+    if group != "layers":
+        return sweep(op(getattr(fo, group)))
+    return sweep(
+        layer(fm.RMSNorm(hidden), x),
+        layer(fm.LayerNorm(hidden), x),
+        layer(fm.GroupNorm(8, hidden), x),
+        layer(fm.L2Norm(), x),
+        layer(fm.FusedRMSNormGated(hidden), x, x.detach()),
+        layer(fm.FusedLayerNormGated(hidden), x, x.detach()),
+        layer(fm.ShortConvolution(hidden, 4), x),
+        layer(fm.GatedMLP(hidden), x),
+        layer(fm.RotaryEmbedding(d), *(torch.randn(b, t, h, d, device=DEV, dtype=torch.bfloat16) for _ in "qk")),
+        layer(fm.FusedCrossEntropyLoss(), torch.randn(b * t, vocab, device=DEV, requires_grad=True), target),
+        lambda: back(fm.FusedLinearCrossEntropyLoss()(x.view(-1, hidden), target, head)),
+        lambda: back(fm.FusedKLDivLoss()(x.view(-1, hidden), x.detach().view(-1, hidden), head, head.detach())),
+    )
+
+
 Make = Callable[[bool], Callable[[], None]]
 
 
@@ -1996,6 +2161,9 @@ SUITES: dict[str, dict[str, tuple[Make, bool]]] = {
         **plain(sparse_triton_ops, control_flow_compiled),
     },
     "36": plain(liger_ops),  # needs liger-kernel installed
+    "38": {  # needs fla-core (and einops) installed; one workload per op, so that a time limit keeps what ran
+        f"fla_{group}": (lambda _, group=group: fla_ops(group), False) for group in (*FLA_OPS, "layers")
+    },
 }
 
 
@@ -2010,8 +2178,11 @@ def main() -> None:
         torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
         dist.init_process_group("nccl", timeout=timedelta(seconds=120))
         rank = dist.get_rank()
+    # SHARD=i/n: every n-th workload from the i-th, names to names.i.jsonl (n processes share the GPU and the
+    # CPUs that compile)
+    shard, shards = (int(v) for v in os.environ.get("SHARD", "0/1").split("/"))
     seen: dict[str, str] = {}
-    for label, (make, compiled) in SUITES[suite].items():
+    for label, (make, compiled) in list(SUITES[suite].items())[shard::shards]:
         try:
             step = make(compiled)
             for _ in range(WARMUP):  # compile and warm up outside the profile
@@ -2027,9 +2198,12 @@ def main() -> None:
             if ev.device_type == torch.autograd.DeviceType.CUDA and not ev.name.startswith(("Memcpy", "Memset")):
                 seen.setdefault(ev.name, label)
         print(label, len(seen), flush=True)
-    if rank:
-        return
-    with (OUT / "names.jsonl").open("w") as f:
+        if not rank:  # after each workload: a run cut short by the time limit keeps what it saw
+            write(seen, "names.jsonl" if shards == 1 else f"names.{shard}.jsonl")
+
+
+def write(seen: dict[str, str], file: str) -> None:
+    with (OUT / file).open("w") as f:
         for name, label in seen.items():
             f.write(json.dumps({"name": name, "workload": label}) + "\n")
     versions = {
