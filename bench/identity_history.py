@@ -71,6 +71,7 @@ FIRST = {
     34: "0f97f08",
     35: "7e53804",
     36: "4576c2b",
+    37: "a3e595a",
     38: "3da50c9",
 }
 # sets labelled together: the second was not "before" the first
