@@ -73,6 +73,7 @@ FIRST = {
     36: "4576c2b",
     37: "a3e595a",
     38: "3da50c9",
+    39: "97cc8ff",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
