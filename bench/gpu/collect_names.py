@@ -416,6 +416,13 @@ def sweep(*ops: Callable[[], object]) -> Callable[[], None]:
     return step
 
 
+def back(out: object) -> None:
+    """Backward from an op's output (its first, for ops returning a tuple), summed in fp32."""
+    first = out[0] if isinstance(out, tuple) else out
+    assert isinstance(first, torch.Tensor)
+    first.float().sum().backward()
+
+
 # cuDNN first; where it cannot take grouped-query attention, SDPA falls back in this order
 BACKENDS = [
     SDPBackend.CUDNN_ATTENTION,
@@ -687,9 +694,6 @@ def vision_ops(_: bool) -> Callable[[], None]:
     dw = torch.randn(64, 1, 7, device=DEV, dtype=torch.bfloat16)
     ids = torch.randint(0, 1000, (512,), device=DEV)
     table = torch.randn(1000, 64, device=DEV)
-
-    def back(t: torch.Tensor) -> None:
-        t.float().sum().backward()
 
     return sweep(
         lambda: back(F.interpolate(img, scale_factor=2, mode="bicubic")),
@@ -1899,9 +1903,6 @@ def liger_ops(_: bool) -> Callable[[], None]:
     def leaf(*shape: int, dtype: torch.dtype = bf) -> torch.Tensor:
         return torch.randn(*shape, device=DEV, dtype=dtype, requires_grad=True)
 
-    def back(out: torch.Tensor | tuple[torch.Tensor, ...]) -> None:
-        (out[0] if isinstance(out, tuple) else out).float().sum().backward()
-
     x, w, logits = leaf(t, d), leaf(d), leaf(t // 4, v)
     target = torch.randint(0, v, (t // 4,), device=DEV)
     probs = torch.randn(t // 4, v, device=DEV).log_softmax(-1)
@@ -2052,11 +2053,6 @@ def fla_ops(group: str) -> Callable[[], None]:
 
     b, t, h, d, hidden, vocab = 2, 512, 4, 64, 1024, 32000
 
-    def back(out: object) -> None:
-        first = out[0] if isinstance(out, tuple) else out
-        assert isinstance(first, torch.Tensor)
-        first.float().sum().backward()
-
     def op(fn: Callable[..., object]) -> Callable[[], object]:
         def run() -> None:
             for gate_dims in (4, 3):  # per-channel gates first, then per-head
@@ -2072,16 +2068,16 @@ def fla_ops(group: str) -> Callable[[], None]:
 
         return run
 
-    x = torch.randn(b, t, hidden, device=DEV, dtype=torch.bfloat16, requires_grad=True)
-    target = torch.randint(0, vocab, (b * t,), device=DEV)
-    head = torch.randn(vocab, hidden, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+    if group != "layers":
+        return sweep(op(getattr(fo, group)))
 
     def layer(module: nn.Module, *inputs: object) -> Callable[[], None]:
         module = module.to(DEV, torch.bfloat16)
         return lambda: back(module(*inputs))
 
-    if group != "layers":
-        return sweep(op(getattr(fo, group)))
+    x = torch.randn(b, t, hidden, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+    target = torch.randint(0, vocab, (b * t,), device=DEV)
+    head = torch.randn(vocab, hidden, device=DEV, dtype=torch.bfloat16, requires_grad=True)
     return sweep(
         layer(fm.RMSNorm(hidden), x),
         layer(fm.LayerNorm(hidden), x),
