@@ -82,7 +82,7 @@ def _params(entries: Sequence[Attribute], texts: dict[str, str]) -> dict[str, st
 def _type_dtypes(text: str, rules: RuleSet) -> list[str]:
     """Dtypes spelled as C++ types in ``text``, in order of appearance."""
     text = _CAST_LITERAL.sub("", text)
-    hits = sorted((m.start(), d) for d, p in rules.type_dtypes for m in p.finditer(text))
+    hits = sorted((m.start(), d) for s in rules.type_dtypes for m in s.pattern.finditer(text) if (d := s.dtype_of(m)))
     return list(dict.fromkeys(d for _, d in hits))
 
 

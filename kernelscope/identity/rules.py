@@ -63,7 +63,7 @@ class RuleSet:
     wrappers: re.Pattern[str]  # the wrapper templates' names, matched whole
     carriers: re.Pattern[str]
     attributes: dict[str, tuple[Attribute, ...]]
-    type_dtypes: tuple[tuple[str, re.Pattern[str]], ...]
+    type_dtypes: tuple[Spelling, ...]
     token_dtypes: tuple[Spelling, ...]
     spelled_dtypes: tuple[Spelling, ...] = ()
     fallbacks: frozenset[str] = frozenset()  # category rules that only give a default
@@ -127,7 +127,7 @@ def parse(doc: dict[str, Any]) -> RuleSet:
         wrappers=_compile("wrappers", "|".join(f"(?:{w})" for w in doc["wrappers"])),
         carriers=_compile("carriers", doc["carriers"]),
         attributes=attrs,
-        type_dtypes=tuple((e["dtype"], _compile("dtypes.types", e["pattern"])) for e in dt["types"]),
+        type_dtypes=tuple(_spelling("dtypes.types", e) for e in dt["types"]),
         token_dtypes=tuple(_spelling("dtypes.tokens", e) for e in dt["tokens"]),
         spelled_dtypes=tuple(_spelling("dtypes.spelled", e) for e in dt["spelled"]),
         fallbacks=frozenset(doc.get("fallbacks") or ()),
