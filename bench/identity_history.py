@@ -74,6 +74,7 @@ FIRST = {
     37: "a3e595a",
     38: "3da50c9",
     39: "97cc8ff",
+    40: "184b079",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
