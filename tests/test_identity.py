@@ -111,6 +111,35 @@ def test_dtype_of_mixed_precision_and_cutlass_names(name: str, dtype: str) -> No
     assert classify([name])[0].dtype == dtype
 
 
+@pytest.mark.parametrize(
+    ("name", "dtype"),
+    [  # trtllm-gen GEMMs, labels of fresh sets 14, 17 and 40: the input pair names the dtype, not the output type
+        (
+            "gemm_Bfloat16_E4m3E4m3_Fp32_t128x64x256_s3_et128x64_m128x64x32_c1x1x2_rM_splitK2_TN_transOut_schedS_sm100f",
+            "fp8",
+        ),
+        (
+            "bmm_Fp16_E2m1E2m1_Fp32_Ab16_Bb16_t128x8x512u2_s4_et128x8_m128x8x64_c1x1x1_rM_TN_transOut_schedS_biasFp32M_bN_rgTma_"
+            "clmp_sm100f",
+            "fp4",
+        ),
+        # mixed: with transOut A holds the weights, so the activation type (B) comes first
+        (
+            "bmm_E4m3_MxE2m1E4m3_castMxE4m3_Fp32_Ab32_Bb32_t128x8x512u2_s3_et128x8_m128x8x32_c1x1x1_rM_TN_transOut_schPd2x1x2x3_"
+            "biasFp32M_bN_ldgsts_ldgstsSf_rgTma_clmp_swiGlu_dynB_sm100f",
+            "fp8xfp4",
+        ),
+        (
+            "bmm_Bfloat16_MxInt4Bfloat16_castBfloat16_Fp32_Ab32_t128x8x256_s3_et128x8_m128x8x16_c1x1x1_rM_BN_transOut_schedS_"
+            "biasBfloat16Mn_bN_tma_tmaSf_rgTma_clmp_swiGlu_dynB_sm100f",
+            "bf16xint4",
+        ),
+    ],
+)
+def test_trtllm_gen_gemm_dtype_is_its_input_pair(name: str, dtype: str) -> None:
+    assert classify([name])[0].dtype == dtype
+
+
 def test_cublas_enums_do_not_make_a_cusolver_kernel_cublas() -> None:
     """cuSOLVER's kernels take cuBLAS's public enums (cublasFillMode_t); cuBLAS's own take its parameter structs."""
     got = classify(

@@ -50,8 +50,22 @@ def test_bad_rules_are_one_clear_error() -> None:
         parse(doc)
     doc["kinds"][0]["match"] = {"name": "x"}
     doc["dtypes"]["tokens"].append({"pattern": "^s(?:gemv)$", "map": {"s": "fp32"}})
-    with pytest.raises(InputError, match="maps its first group but has none"):
+    with pytest.raises(InputError, match="maps its groups but has 0"):
+        parse(doc)
+    doc["dtypes"]["tokens"][-1] = {"pattern": "^(fp8|FP8)$", "map": {"fp8": "fp8", "FP8": "fp8"}}
+    with pytest.raises(InputError, match="maps one spelling twice"):
         parse(doc)
     doc["dtypes"]["tokens"][-1] = {"pattern": "^([sd])gemv$", "map": {"s": "fp32"}, "dtype": "fp32"}
     with pytest.raises(InputError, match="needs either dtype or map"):
         parse(doc)
+
+
+def test_a_map_reads_its_groups_case_blind_activation_then_weight() -> None:
+    from kernelscope.identity.rules import _spelling
+
+    pair = _spelling("t", {"pattern": "^a(\\w+?)w(\\w+)$", "map": {"Fp8": "fp8", "fp4": "fp4", "BF16": "bf16"}})
+    assert [pair.dtype_of(m) for m in map(pair.pattern.match, ("afp8wFP4", "abf16wbf16", "afp8wint4"))] == [
+        "fp8xfp4",
+        "bf16",
+        None,  # a group the map does not spell: no guess
+    ]

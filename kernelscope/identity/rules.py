@@ -46,14 +46,21 @@ class Attribute:
 
 @dataclass(frozen=True)
 class Spelling:
-    """A pattern and the dtype it spells: a fixed one, or the text of its first group mapped through ``map``."""
+    """A pattern and the dtype it spells: a fixed one, or the text of its groups mapped through ``map`` (keys
+    lower-case, looked up case-blind: `Fp8`, `fp8` and `FP8` are one spelling). Two groups name mixed inputs,
+    activation then weight: one dtype when they agree, ``AxW`` when not."""
 
     pattern: re.Pattern[str]
     dtype: str = ""
     map: dict[str, str] = field(default_factory=dict)
 
     def dtype_of(self, m: re.Match[str]) -> str | None:
-        return self.dtype or self.map.get(m.group(1))
+        if self.dtype:
+            return self.dtype
+        spelled = [g.lower() for g in m.groups() if g is not None]
+        if not spelled or any(g not in self.map for g in spelled):
+            return None
+        return "x".join(dict.fromkeys(self.map[g] for g in spelled))
 
 
 @dataclass(frozen=True)
@@ -89,9 +96,12 @@ def _spelling(where: str, entry: dict[str, Any]) -> Spelling:
     pattern = _compile(where, entry["pattern"])
     if ("dtype" in entry) == ("map" in entry):
         raise InputError(f"identity rules: {where}: {entry['pattern']!r} needs either dtype or map")
-    if "map" in entry and pattern.groups < 1:
-        raise InputError(f"identity rules: {where}: {entry['pattern']!r} maps its first group but has none")
-    return Spelling(pattern, str(entry.get("dtype", "")), {str(k): str(v) for k, v in (entry.get("map") or {}).items()})
+    if "map" in entry and not 1 <= pattern.groups <= 2:
+        raise InputError(f"identity rules: {where}: {entry['pattern']!r} maps its groups but has {pattern.groups}")
+    spelled = {str(k).lower(): str(v) for k, v in (entry.get("map") or {}).items()}
+    if len(spelled) < len(entry.get("map") or {}):
+        raise InputError(f"identity rules: {where}: {entry['pattern']!r} maps one spelling twice (keys are case-blind)")
+    return Spelling(pattern, str(entry.get("dtype", "")), spelled)
 
 
 def _rule(entry: dict[str, Any]) -> Rule:
