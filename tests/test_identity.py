@@ -140,6 +140,21 @@ def test_trtllm_gen_gemm_dtype_is_its_input_pair(name: str, dtype: str) -> None:
     assert classify([name])[0].dtype == dtype
 
 
+def test_an_aiter_assembly_kernel_is_named_by_its_stem() -> None:
+    names = [  # set 40's labels, by labellers who never saw the classifier
+        "_ZN5aiter53fmoe_bf16_pertokenFp8_g1u1_vs_tkw1_silu_1tg_ps_32x256E",
+        "_ZN5aiter36pa_bf16_noquant_gqa8_1tg_4w_mtp_msk0E",
+        "_ZN5aiter39mla_a16w16_qh16_m16x4_n32x1_coex0_mask1E",
+        "_ZN5aiter23fmha_bwd_hd128_odo_fp16E",
+    ]
+    assert [c.function for c in classify(names)] == [
+        "fmoe_bf16_pertokenFp8",
+        "pa_bf16_noquant",
+        "mla_a16w16",
+        "fmha_bwd",
+    ]
+
+
 def test_cublas_enums_do_not_make_a_cusolver_kernel_cublas() -> None:
     """cuSOLVER's kernels take cuBLAS's public enums (cublasFillMode_t); cuBLAS's own take its parameter structs."""
     got = classify(

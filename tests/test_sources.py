@@ -118,6 +118,7 @@ CASES = [
         None,
     ),
     ("_ZN5aiter19fmha_fwd_hd128_bf16E", "aiter", "hsa/gfx942/fmha_v3_fwd/fmha_fwd.csv", "asm", None),
+    ("aiter::fmha_fwd_hd128_bf16", "aiter", "hsa/gfx942/fmha_v3_fwd/fmha_fwd.csv", "asm", None),  # demangled: same
     (
         "_ZN5aiter37dynamic_per_group_scaled_quant_kernelIDF16bDB8_Li32EEEvPT0_PfPKT_PKfiliibPKii.kd",
         "aiter",

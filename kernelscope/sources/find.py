@@ -432,9 +432,10 @@ class Finder:
             rows = self._defs(f"kind = 'cute' AND instr(?, symbol) > 0 AND {repos}", (m.group(1), *self.repos))
             rows = [r for r in rows if _spells(m.group(1), r[1], r[3])]
         else:
-            # a bare name is its symbol whole (a code object's ``flatmm_uk_…_128x256x128_…``) before it is the
-            # function the classifier reads out of it (``flatmm_uk_gfx9_f16f8``)
-            whole = strip_suffixes(ident.name)
+            # a bare name is its symbol whole (a code object's ``flatmm_uk_…_128x256x128_…``, an assembly kernel's
+            # ``aiter::fmoe_bf16_pertokenFp8_g1u1_…``) before it is the function the classifier reads out of it
+            # (``flatmm_uk_gfx9_f16f8``, ``fmoe_bf16_pertokenFp8``)
+            whole = strip_suffixes(ident.demangled).rsplit("::", 1)[-1]
             tries = [whole] if IDENT.fullmatch(whole) and whole != ident.function else []
             for symbol in [*tries, ident.function]:  # exactly: `_k` and `k` are two identifiers, never one kernel
                 if rows := self._defs(f"symbol = ? AND {repos} AND kind != ?", (symbol, *self.repos, NS_MACRO)):
