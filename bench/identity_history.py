@@ -75,6 +75,7 @@ FIRST = {
     38: "3da50c9",
     39: "97cc8ff",
     40: "184b079",
+    41: "0ac396f",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
