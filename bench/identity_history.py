@@ -76,6 +76,7 @@ FIRST = {
     39: "97cc8ff",
     40: "184b079",
     41: "0ac396f",
+    42: "75b5723",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
