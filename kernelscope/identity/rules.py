@@ -13,6 +13,8 @@ import yaml
 from kernelscope.errors import InputError
 
 FIELDS = ("name", "bare", "mangled", "kd", "head", "path", "function", "wrapper", "text", "words", "ns", "context")
+# the facts of a kernel's source (identity.source): its body's calls, parameters, file, helpers, docstring, name
+SOURCE_FIELDS = ("ops", "params", "module", "helpers", "doc", "words")
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class Rule:
     cut: re.Pattern[str] | None = None  # function: cut the name at the first match
     group: re.Pattern[str] | None = None  # function: the named group f (or g) of this pattern
     whole: bool = False  # function: the whole name
+    facts: tuple[dict[str, str], ...] = ()  # source rules: real kernels' source facts it decides (its examples)
 
     def applies(self, fields: dict[str, str]) -> bool:
         return all(p.search(fields[k]) for k, p in self.match.items()) and not any(
@@ -74,6 +77,8 @@ class RuleSet:
     token_dtypes: tuple[Spelling, ...]
     spelled_dtypes: tuple[Spelling, ...] = ()
     fallbacks: frozenset[str] = frozenset()  # category rules that only give a default
+    sources: tuple[Rule, ...] = ()  # category rules over a kernel's source facts
+    source_weak: frozenset[str] = frozenset()  # category rules whose decision a kernel's source may replace
 
 
 def _compile(where: str, pattern: str) -> re.Pattern[str]:
@@ -83,11 +88,11 @@ def _compile(where: str, pattern: str) -> re.Pattern[str]:
         raise InputError(f"identity rules: {where}: bad pattern {pattern!r}: {exc}") from None
 
 
-def _fields(where: str, spec: dict[str, str] | None) -> dict[str, re.Pattern[str]]:
+def _fields(where: str, spec: dict[str, str] | None, known: tuple[str, ...] = FIELDS) -> dict[str, re.Pattern[str]]:
     out = {}
     for k, v in (spec or {}).items():
-        if k not in FIELDS:
-            raise InputError(f"identity rules: {where}: unknown field {k!r} (known: {', '.join(FIELDS)})")
+        if k not in known:
+            raise InputError(f"identity rules: {where}: unknown field {k!r} (known: {', '.join(known)})")
         out[k] = _compile(f"{where}.{k}", str(v))
     return out
 
@@ -121,6 +126,21 @@ def _rule(entry: dict[str, Any]) -> Rule:
     )
 
 
+def _source_rule(entry: dict[str, Any]) -> Rule:
+    rid = str(entry["id"])
+    facts = tuple({str(k): str(v) for k, v in e.items()} for e in entry.get("examples") or ())
+    if unknown := {k for f in facts for k in f} - {"kernel", *SOURCE_FIELDS}:
+        raise InputError(f"identity rules: {rid}: unknown example field(s) {', '.join(sorted(unknown))}")
+    return Rule(
+        id=rid,
+        match=_fields(rid, entry.get("match"), SOURCE_FIELDS),
+        unless=_fields(rid, entry.get("unless"), SOURCE_FIELDS),
+        examples=tuple(f.get("kernel", "") for f in facts),
+        category=entry["category"],
+        facts=facts,
+    )
+
+
 def parse(doc: dict[str, Any]) -> RuleSet:
     """A rule set from the YAML document (exposed so tests and users can load their own tables)."""
     attrs = {
@@ -141,13 +161,17 @@ def parse(doc: dict[str, Any]) -> RuleSet:
         token_dtypes=tuple(_spelling("dtypes.tokens", e) for e in dt["tokens"]),
         spelled_dtypes=tuple(_spelling("dtypes.spelled", e) for e in dt["spelled"]),
         fallbacks=frozenset(doc.get("fallbacks") or ()),
+        sources=tuple(_source_rule(e) for e in doc.get("sources") or ()),
+        source_weak=frozenset(doc.get("source_weak") or ()),
     )
-    ids = [r.id for r in (*rs.kinds, *rs.categories)]
+    ids = [r.id for r in (*rs.kinds, *rs.categories, *rs.sources)]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
         raise InputError(f"identity rules: duplicate rule ids: {', '.join(sorted(dup))}")
     if rs.kinds[-1].match or rs.categories[-1].match:
         raise InputError("identity rules: the last kind and category rules must match everything")
+    if unknown := rs.source_weak - {r.id for r in rs.categories}:
+        raise InputError(f"identity rules: source_weak names no category rule: {', '.join(sorted(unknown))}")
     return rs
 
 

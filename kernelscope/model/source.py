@@ -58,6 +58,9 @@ class SourceMatch(msgspec.Struct, kw_only=True):
     function: str
     kind: str
     category: str
+    # the rules.yaml entry that decided the category: the name's, or ``source:<id>`` where the resolved Triton
+    # definition's body decided it (identity/source.py)
+    category_rule: str = ""
     status: FindStatus
     reason: str = ""
     location: KernelDefinition | None = None

@@ -9,6 +9,7 @@ from rich.console import Group
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from kernelscope.identity.source import SOURCE_RULE
 from kernelscope.model.source import SourceMatch, SourceMatches
 from kernelscope.presenters.base import (
     Column,
@@ -37,6 +38,7 @@ FIND_COLUMNS = [
     Column("status", "Status", justify="left"),
     Column("function", "Function", justify="left"),
     Column("kind", "Kind", justify="left"),
+    Column("category", "Category", justify="left"),
     Column("where", "Definition", justify="left"),
     Column("url", "URL", justify="left"),
     Column("test", "Test", justify="left"),
@@ -53,11 +55,15 @@ def _find_row(m: SourceMatch) -> dict[str, object]:
         note = "; ".join(f"{c.repo}:{c.path}:{c.line}" for c in m.candidates)
     elif m.copies:
         note = f"{m.reason}; also: " + "; ".join(f"{c.repo}:{c.path}:{c.line}" for c in m.copies)
+    if m.category_rule.startswith(SOURCE_RULE):
+        read = f"category read from the kernel's source ({m.category_rule.removeprefix(SOURCE_RULE)})"
+        note = f"{read}; {note}" if note else read
     return {
         "name": m.name,
         "status": m.status,
         "function": m.function,
         "kind": m.kind,
+        "category": m.category,
         "where": f"{loc.repo}:{loc.path}:{loc.line}" if loc else None,
         "url": loc.url if loc else None,
         "test": test.path if test else None,

@@ -20,9 +20,11 @@ from kernelscope.errors import InputError
 from kernelscope.identity import Identities
 from kernelscope.identity.classify import words
 from kernelscope.identity.cxx import split_top, strip_suffixes
+from kernelscope.identity.source import with_source
 from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.launches import TritonLaunch
 from kernelscope.model.source import KernelDefinition, SourceMatch, TestHit
+from kernelscope.sources.body import kernel_body
 from kernelscope.sources.index import SourceIndex, github_url, link_tokens
 from kernelscope.sources.scan import CODE_OBJECT_EXT, IDENT, NS_MACRO, TEST_DIRS, closing, is_test_path
 
@@ -274,6 +276,16 @@ def definition_text(loc: KernelDefinition) -> tuple[str, list[str]] | None:
     return re.sub(r"\s+", "", _COMMENT.sub("", text[m.end() : close])), kept
 
 
+def _with_body(ident: KernelIdentity, loc: KernelDefinition) -> KernelIdentity:
+    """The identity with the category the kernel's body decides (identity.source), where its name's was weak."""
+    try:
+        text = Path(loc.root, loc.path).read_text(errors="replace")
+    except OSError:
+        return ident
+    body = kernel_body(text, loc.symbol, loc.line, loc.path)
+    return ident if body is None else with_source(ident, body)
+
+
 Texts = dict[KernelDefinition, tuple[str, list[str]] | None]  # ``definition_text`` of each tied definition
 
 
@@ -463,7 +475,12 @@ class Finder:
 
     def _one(self, name: str, ident: KernelIdentity, launch: TritonLaunch | None = None) -> SourceMatch:
         base = SourceMatch(
-            name=name, function=ident.function, kind=ident.kind, category=ident.category, status="not_found"
+            name=name,
+            function=ident.function,
+            kind=ident.kind,
+            category=ident.category,
+            category_rule=ident.category_rule,
+            status="not_found",
         )
         if ident.kind in NO_SOURCE:
             base.status, base.reason = "no_source", NO_SOURCE[ident.kind]
@@ -538,6 +555,9 @@ class Finder:
             return base
         base.status, base.location, base.candidates = "resolved", locs[0], locs[:10]
         base.tests = self._tests(locs[0])
+        if locs[0].definition == "triton":
+            read = _with_body(ident, locs[0])
+            base.category, base.category_rule = read.category, read.category_rule
         return base
 
     def _tests(self, loc: KernelDefinition, limit: int = 3) -> list[TestHit]:

@@ -1,0 +1,79 @@
+"""Category of labelled Triton kernel names: from the name alone (``kscope classify``) against from the name and
+the kernel's source (``kscope find``, which reads a resolved Triton definition's body: identity/source.py).
+
+The sources are the released packages the names were collected from (unpacked wheels: ``pip download --no-deps
+vllm==0.33.0`` and ``unzip``), indexed into a scratch index. Only names the labels call ``triton`` are counted
+(the source rules read Python definitions). Usage:
+``python bench/identity_source.py --repo DIR [--repo DIR ...] --labels SET.jsonl [--labels ...] [--results]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from _common import jsonl, publish
+
+from kernelscope.identity import classify
+from kernelscope.identity.source import SOURCE_RULE
+from kernelscope.sources.find import Finder
+from kernelscope.sources.index import SourceIndex
+
+
+def _pct(k: int, n: int) -> str:
+    return f"{k}/{n} ({k / n:.1%})" if n else "0/0"
+
+
+def measure(repos: list[Path], label_files: list[Path]) -> list[str]:
+    """Markdown lines: per labelled file, category from the name and from name plus source, then what changed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        index = SourceIndex(Path(tmp) / "index.sqlite")
+        index.index(repos)
+        finder = Finder(index, repos)
+        lines = [
+            f"Sources indexed: {', '.join(f'`{r.name}`' for r in repos)}.",
+            "",
+            "| labels | Triton names | resolved | category, name only | category, name and source | "
+            "decided by the source: right / wrong |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        changes: Counter[tuple[str, str, str]] = Counter()
+        for path in label_files:
+            rows = [r for r in jsonl(path) if r["kind"] == "triton"]
+            names = [r["name"] for r in rows]
+            named = classify(names)
+            found = finder.find(names)
+            by_source = [(r, f) for r, f in zip(rows, found, strict=True) if f.category_rule.startswith(SOURCE_RULE)]
+            right = sum(f.category == r["category"] for r, f in by_source)
+            lines.append(
+                f"| `{path.name}` | {len(rows)} | {sum(f.status == 'resolved' for f in found)} | "
+                f"{_pct(sum(n.category == r['category'] for r, n in zip(rows, named, strict=True)), len(rows))} | "
+                f"{_pct(sum(f.category == r['category'] for r, f in zip(rows, found, strict=True)), len(rows))} | "
+                f"{right} / {len(by_source) - right} |"
+            )
+            for (r, f), n in zip(zip(rows, found, strict=True), named, strict=True):
+                if f.category != n.category:
+                    label = r["category"]
+                    verdict = "fixed" if f.category == label else "broke" if n.category == label else "other"
+                    changes[(verdict, f.category_rule, f"{n.category}→{f.category}")] += 1
+        index.close()
+    if changes:
+        lines += ["", "Changed by the source (verdict against the label, rule, name → source: names):"]
+        lines += [f"- {v}, `{rule}`, {move}: {k}" for (v, rule, move), k in sorted(changes.items())]
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repo", type=Path, action="append", required=True, help="an unpacked source package")
+    ap.add_argument("--labels", type=Path, action="append", required=True, help="a labelled JSONL set")
+    ap.add_argument("--title", default="Identity from the kernel's source")
+    ap.add_argument("--results", action="store_true", help="append to bench/RESULTS.md")
+    a = ap.parse_args()
+    publish(measure(a.repo, a.labels), a.title, a.results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""A kernel's category from its source, where its name decided it only by a generic word.
+
+An engine's Triton helper that "copies", "fills" or "sums" (``_swa_scatter_kernel``,
+``_fill_compress_tail_kernel``, ``_qkvr_qkv_kernel``) may serve a KV cache, an attention backend or a
+sampler: the name does not say which, the kernel's parameters (``slot_mapping``, ``key_cache``), its
+module (``mem_cache/``, ``attention/``) and its body's operations (``tl.dot``) do. The ``sources``
+table of ``rules.yaml`` decides from those facts; only identities whose category rule is one of
+``source_weak`` are changed, so a name that says ``rms_norm`` stays a norm wherever it lives.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from kernelscope.identity.classify import words
+from kernelscope.identity.rules import RuleSet, default_rules
+from kernelscope.model.identity import KernelIdentity
+from kernelscope.sources.body import KernelBody
+
+SOURCE_RULE = "source:"  # prefix of a ``category_rule`` decided by the kernel's source
+
+
+def facts(body: KernelBody, function: str) -> dict[str, str]:
+    """The fields ``sources`` rules match on: lower-case words (``ops``: the body's calls, sorted)."""
+    return {
+        "ops": " ".join(sorted(body.ops)),
+        "params": words(*body.params),
+        "module": words(body.module),
+        "helpers": words(*body.helpers),
+        "doc": words(body.doc),
+        "words": words(function),
+    }
+
+
+def with_source(ident: KernelIdentity, body: KernelBody, rules: RuleSet | None = None) -> KernelIdentity:
+    """``ident`` with its category decided by ``body`` where a ``sources`` rule applies and the name's own
+    category rule is a weak one (``elementwise(context)`` counts as ``elementwise``); else ``ident``."""
+    rules = rules or default_rules()
+    if ident.category_rule.split("(", 1)[0] not in rules.source_weak:
+        return ident
+    known = facts(body, ident.function)
+    rule = next((r for r in rules.sources if r.applies(known)), None)
+    if rule is None or rule.category is None:
+        return ident
+    return msgspec.structs.replace(ident, category=rule.category, category_rule=SOURCE_RULE + rule.id)

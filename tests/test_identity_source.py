@@ -1,0 +1,168 @@
+"""A kernel's category from its source: the body reader, the ``sources`` rules and ``kscope find``.
+
+Each source rule carries real kernels' facts (their file, parameters and body calls, from vLLM 0.33.0,
+SGLang 0.5.23 and amd-aiter wheels) whose names the name rules decide only weakly; the rule must decide
+them. The bodies read here are small kernels written for these tests.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kernelscope.errors import InputError
+from kernelscope.identity import classify
+from kernelscope.identity.rules import Rule, default_rules, parse
+from kernelscope.identity.source import SOURCE_RULE, with_source
+from kernelscope.sources.body import KernelBody, kernel_body
+from kernelscope.sources.find import Finder
+from kernelscope.sources.index import SourceIndex
+
+RULES = default_rules()
+
+KERNELS = textwrap.dedent(
+    '''
+    """Slot bookkeeping for a paged cache."""
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _online_softmax(acc, q, k):
+        s = tl.dot(q, k)
+        m = tl.max(s, 1)
+        return acc + tl.exp2(s - m[:, None])
+
+
+    @triton.autotune(configs=[], key=["n"])
+    @triton.jit
+    def _move_rows_kernel(slot_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(slot_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+    @triton.jit
+    def _rms_norm_slots_kernel(x_ptr, w_ptr, y_ptr, slot_mapping_ptr, eps, BLOCK: tl.constexpr):
+        x = tl.load(x_ptr + tl.arange(0, BLOCK))
+        tl.store(y_ptr + tl.arange(0, BLOCK), x * tl.rsqrt(tl.sum(x * x, 0) / BLOCK + eps))
+
+
+    @triton.jit
+    def _fill_tiles_kernel(q_ptr, k_ptr, o_ptr, BLOCK: tl.constexpr):
+        q = tl.load(q_ptr + tl.arange(0, BLOCK))
+        k = tl.load(k_ptr + tl.arange(0, BLOCK))
+        tl.store(o_ptr + tl.arange(0, BLOCK), _online_softmax(q, q, k))
+    '''
+)
+
+
+def _line(text: str, start: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if line.startswith(start))
+
+
+def _body(facts: dict[str, str]) -> KernelBody:
+    return KernelBody(
+        ops=frozenset(facts.get("ops", "").split()),
+        helpers=tuple(facts.get("helpers", "").split()),
+        params=tuple(p.strip() for p in facts.get("params", "").split(",") if p.strip()),
+        doc=facts.get("doc", ""),
+        module=facts.get("module", ""),
+    )
+
+
+def _cases(rules: tuple[Rule, ...]) -> list[tuple[str, dict[str, str]]]:
+    return [(r.id, f) for r in rules for f in r.facts]
+
+
+def test_every_source_rule_has_real_examples() -> None:
+    assert RULES.sources
+    assert all(r.facts and all(f.get("kernel") and f.get("module") for f in r.facts) for r in RULES.sources)
+
+
+@pytest.mark.parametrize(("rule_id", "facts"), _cases(RULES.sources))
+def test_source_rule_decides_its_examples(rule_id: str, facts: dict[str, str]) -> None:
+    named = classify([facts["kernel"]])[0]
+    assert named.category_rule.split("(")[0] in RULES.source_weak  # the name alone decides weakly
+    read = with_source(named, _body(facts))
+    rule = next(r for r in RULES.sources if r.id == rule_id)
+    assert (read.category_rule, read.category) == (SOURCE_RULE + rule_id, rule.category)
+    assert (read.kind, read.function, read.dtype) == (named.kind, named.function, named.dtype)
+
+
+def test_a_name_that_says_what_it_computes_keeps_its_category() -> None:
+    # an RMSNorm in an attention backend's module, handed the slot mapping, is still a norm
+    named = classify(["_rms_norm_slots_kernel"])[0]
+    facts = {"module": "vllm/v1/attention/ops/kv_cache_norm.py", "params": "x_ptr, slot_mapping_ptr", "ops": "load"}
+    assert with_source(named, _body(facts)) == named
+    assert named.category == "norm"
+
+
+def test_facts_no_rule_matches_leave_the_name_decision() -> None:
+    named = classify(["_fill_tiles_kernel"])[0]
+    assert with_source(named, _body({"module": "pkg/ops/tiles.py", "ops": "load store"})) == named
+
+
+def test_body_reads_ops_of_the_kernel_and_its_own_files_helpers() -> None:
+    body = kernel_body(KERNELS, "_fill_tiles_kernel", _line(KERNELS, "def _fill_tiles_kernel"), "a/b.py")
+    assert body is not None
+    assert {"dot", "max", "exp2", "load", "store", "arange"} <= body.ops  # dot, max, exp2 come from the helper
+    assert body.helpers == ("_online_softmax",)
+    assert body.params == ("q_ptr", "k_ptr", "o_ptr", "BLOCK")
+    assert body.doc == "Slot bookkeeping for a paged cache."  # the module's, the kernel has none
+    assert body.module == "a/b.py"
+
+
+def test_body_is_found_from_any_line_of_its_decorators_or_its_def() -> None:
+    first = _line(KERNELS, "@triton.autotune")
+    for line in (first, first + 1, first + 2):
+        body = kernel_body(KERNELS, "_move_rows_kernel", line, "m.py")
+        assert body is not None and body.params[0] == "slot_ptr"
+    assert kernel_body(KERNELS, "_move_rows_kernel", first + 3, "m.py") is None  # inside the body: not its def
+    assert kernel_body(KERNELS, "_no_such_kernel", first, "m.py") is None
+    assert kernel_body("def broken(:\n", "broken", 1, "m.py") is None
+
+
+def test_bad_source_rules_are_one_clear_error() -> None:
+    from importlib import resources
+
+    import yaml
+
+    text = resources.files("kernelscope.identity").joinpath("rules.yaml").read_text()
+    doc = yaml.safe_load(text)
+    doc["sources"][0]["match"] = {"name": "x"}  # a name field: source rules read source facts only
+    with pytest.raises(InputError, match="unknown field 'name'"):
+        parse(doc)
+    doc = yaml.safe_load(text)
+    doc["sources"][0]["examples"][0]["body"] = "tl.dot"
+    with pytest.raises(InputError, match="unknown example field"):
+        parse(doc)
+    doc = yaml.safe_load(text)
+    doc["source_weak"].append("no-such-rule")
+    with pytest.raises(InputError, match="source_weak names no category rule: no-such-rule"):
+        parse(doc)
+
+
+def test_find_decides_a_resolved_triton_kernel_by_its_body(tmp_path: Path) -> None:
+    repo = tmp_path / "engine"
+    (repo / "engine" / "mem_cache").mkdir(parents=True)
+    (repo / "engine" / "ops").mkdir(parents=True)
+    (repo / "engine" / "mem_cache" / "slots.py").write_text(KERNELS)
+    (repo / "engine" / "ops" / "tiles.py").write_text(
+        KERNELS.replace("_move_rows_kernel", "_other_kernel").replace("q_ptr, k_ptr, o_ptr", "o_ptr, q_ptr, k_ptr")
+    )
+    index = SourceIndex(tmp_path / "i.sqlite")
+    index.index([repo])
+    found = {
+        m.name: m for m in Finder(index).find(["_move_rows_kernel", "_rms_norm_slots_kernel", "_fill_tiles_kernel"])
+    }
+    moved = found["_move_rows_kernel"]
+    assert moved.status == "resolved" and moved.location is not None and moved.location.path.endswith("slots.py")
+    assert (moved.category, moved.category_rule) == ("kv_cache", "source:kv-cache-module")
+    assert classify(["_move_rows_kernel"])[0].category != "kv_cache"  # the name alone does not say it
+    assert (found["_rms_norm_slots_kernel"].category, found["_rms_norm_slots_kernel"].category_rule) == ("norm", "norm")
+    # defined in two files with other parameters: ambiguous, so the name's category stays (one body would say
+    # attention: its helper's dot, max and exp2)
+    tiles = found["_fill_tiles_kernel"]
+    assert tiles.status == "ambiguous" and tiles.category_rule == classify(["_fill_tiles_kernel"])[0].category_rule
