@@ -7,6 +7,7 @@ them. The bodies read here are small kernels written for these tests.
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -144,7 +145,8 @@ def test_bad_source_rules_are_one_clear_error() -> None:
         parse(doc)
 
 
-def test_find_decides_a_resolved_triton_kernel_by_its_body(tmp_path: Path) -> None:
+def _engine(tmp_path: Path) -> Path:
+    """A checkout holding the kernels in a memory-pool module, and ``_fill_tiles_kernel`` again elsewhere."""
     repo = tmp_path / "engine"
     (repo / "engine" / "mem_cache").mkdir(parents=True)
     (repo / "engine" / "ops").mkdir(parents=True)
@@ -152,6 +154,11 @@ def test_find_decides_a_resolved_triton_kernel_by_its_body(tmp_path: Path) -> No
     (repo / "engine" / "ops" / "tiles.py").write_text(
         KERNELS.replace("_move_rows_kernel", "_other_kernel").replace("q_ptr, k_ptr, o_ptr", "o_ptr, q_ptr, k_ptr")
     )
+    return repo
+
+
+def test_find_decides_a_resolved_triton_kernel_by_its_body(tmp_path: Path) -> None:
+    repo = _engine(tmp_path)
     index = SourceIndex(tmp_path / "i.sqlite")
     index.index([repo])
     found = {
@@ -166,3 +173,21 @@ def test_find_decides_a_resolved_triton_kernel_by_its_body(tmp_path: Path) -> No
     # attention: its helper's dot, max and exp2)
     tiles = found["_fill_tiles_kernel"]
     assert tiles.status == "ambiguous" and tiles.category_rule == classify(["_fill_tiles_kernel"])[0].category_rule
+
+
+def test_gap_find_sources_takes_the_category_the_source_decided(tmp_path: Path) -> None:
+    from kernelscope.api import gap_report
+
+    events = [
+        {"ph": "X", "cat": "kernel", "name": n, "pid": 0, "tid": 7, "ts": 100.0 + 10 * i, "dur": 5.0,
+         "args": {"device": 0, "stream": 7, "correlation": i + 1}}
+        for i, n in enumerate(["_move_rows_kernel", "_rms_norm_slots_kernel"])
+    ]  # fmt: skip
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps({"traceEvents": events}))
+    got = gap_report([trace], find_sources=True, repo=[_engine(tmp_path)], index_db=tmp_path / "i.sqlite")
+    rows = {r.name: r for r in got.kernels}
+    assert rows["_move_rows_kernel"].category == "kv_cache" and rows["_move_rows_kernel"].source_status == "resolved"
+    assert rows["_rms_norm_slots_kernel"].category == "norm"
+    plain = {r.name: r.category for r in gap_report([trace]).kernels}
+    assert plain["_move_rows_kernel"] == classify(["_move_rows_kernel"])[0].category != "kv_cache"

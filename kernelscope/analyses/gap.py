@@ -42,6 +42,7 @@ from kernelscope.analyses.harness import (
 )
 from kernelscope.analyses.idle import innermost, launch_times, split, waited_under
 from kernelscope.identity import Identities
+from kernelscope.identity.source import SOURCE_RULE
 from kernelscope.model import KernelStats, Profile
 from kernelscope.model.columns import NO_CORRELATION, NO_DEVICE, NO_VARIANT, LaunchColumns, OpColumns
 from kernelscope.model.gap import (
@@ -626,7 +627,8 @@ def _row_from_stats(s: KernelStats) -> KernelRow:
 
 
 def attach_sources(result: GapResult, matches: dict[str, SourceMatch]) -> None:
-    """Fill the source columns of every row (phases included) from ``kscope find`` answers by name."""
+    """Fill the source columns of every row (phases included) from ``kscope find`` answers by name; a category
+    the kernel's source decided (identity/source.py) replaces the one its name gave."""
     for part in [result, *result.phases]:
         for r in part.kernels:
             m = matches.get(r.name)
@@ -637,6 +639,8 @@ def attach_sources(result: GapResult, matches: dict[str, SourceMatch]) -> None:
                 loc = m.location
                 r.source, r.source_url = f"{loc.repo}:{loc.path}:{loc.line}", loc.url
             r.test_command = next((t.command for t in m.tests if t.command), None)
+            if m.category_rule.startswith(SOURCE_RULE):
+                r.category = m.category
 
 
 def gap(
