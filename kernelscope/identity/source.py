@@ -32,11 +32,17 @@ def facts(body: KernelBody, function: str) -> dict[str, str]:
     }
 
 
+def weak(ident: KernelIdentity, rules: RuleSet | None = None) -> bool:
+    """Whether the name decided the category only by a ``source_weak`` rule (``elementwise(context)`` counts
+    as ``elementwise``), so that the kernel's source may decide it: else reading the source is wasted."""
+    return ident.category_rule.split("(", 1)[0] in (rules or default_rules()).source_weak
+
+
 def with_source(ident: KernelIdentity, body: KernelBody, rules: RuleSet | None = None) -> KernelIdentity:
     """``ident`` with its category decided by ``body`` where a ``sources`` rule applies and the name's own
-    category rule is a weak one (``elementwise(context)`` counts as ``elementwise``); else ``ident``."""
+    category rule is ``weak``; else ``ident``."""
     rules = rules or default_rules()
-    if ident.category_rule.split("(", 1)[0] not in rules.source_weak:
+    if not weak(ident, rules):
         return ident
     known = facts(body, ident.function)
     rule = next((r for r in rules.sources if r.applies(known)), None)

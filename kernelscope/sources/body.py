@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 
-_MAX_DEPTH = 4  # helpers of helpers: a kernel's own file rarely nests deeper, and cycles must end
+_MAX_DEPTH = 4  # helpers of helpers: a kernel's own file rarely nests deeper
 
 
 @dataclass(frozen=True)
@@ -27,22 +28,46 @@ class KernelBody:
     module: str  # the file's path inside its repository (``vllm/v1/attention/ops/merge.py``)
 
 
-def _calls(fn: ast.FunctionDef, defs: dict[str, ast.FunctionDef], depth: int = 0) -> tuple[set[str], list[str]]:
+def _calls(fn: ast.FunctionDef, defs: dict[str, ast.FunctionDef]) -> tuple[set[str], list[str]]:
+    """The attribute calls and plain-name calls of ``fn`` and of the helpers in ``defs`` it reaches (each
+    read once, ``_MAX_DEPTH`` levels down)."""
     ops: set[str] = set()
     helpers: list[str] = []
-    for node in ast.walk(fn):
-        if not isinstance(node, ast.Call):
-            continue
-        if isinstance(node.func, ast.Attribute):
-            ops.add(node.func.attr)
-        elif isinstance(node.func, ast.Name):
-            helpers.append(node.func.id)
-            inner = defs.get(node.func.id)
-            if inner is not None and inner is not fn and depth < _MAX_DEPTH:
-                more_ops, more_helpers = _calls(inner, defs, depth + 1)
-                ops |= more_ops
-                helpers += more_helpers
+    seen = {fn.name}
+    level = [fn]
+    for _ in range(_MAX_DEPTH + 1):
+        reached: list[ast.FunctionDef] = []
+        for node in (n for f in level for n in ast.walk(f)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                ops.add(node.func.attr)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                helpers.append(node.func.id)
+                if (inner := defs.get(node.func.id)) is not None and inner.name not in seen:
+                    seen.add(inner.name)
+                    reached.append(inner)
+        level = reached
     return ops, helpers
+
+
+@dataclass(frozen=True)
+class _Module:
+    defs: dict[str, list[ast.FunctionDef]]  # every function of the file by name, nested ones too
+    top: dict[str, ast.FunctionDef]  # module-level functions: the helpers a kernel may call
+    doc: str
+
+
+@lru_cache(maxsize=32)  # a profile's Triton kernels come a few files at a time: each is parsed once
+def _module(text: str) -> _Module | None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    defs: dict[str, list[ast.FunctionDef]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            defs.setdefault(node.name, []).append(node)
+    top = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    return _Module(defs, top, ast.get_docstring(tree) or "")
 
 
 def _first_line(fn: ast.FunctionDef) -> int:
@@ -52,19 +77,16 @@ def _first_line(fn: ast.FunctionDef) -> int:
 def kernel_body(text: str, symbol: str, line: int, path: str) -> KernelBody | None:
     """The body facts of ``def symbol`` at ``line`` (its ``def`` line, or any line of its decorators) of a
     Python file; None when the file does not parse or has no such definition."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+    module = _module(text)
+    if module is None:
         return None
-    funcs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
-    fn = next((f for f in funcs if f.name == symbol and _first_line(f) <= line <= f.lineno), None)
+    fn = next((f for f in module.defs.get(symbol, ()) if _first_line(f) <= line <= f.lineno), None)
     if fn is None:
         return None
-    defs = {f.name: f for f in funcs if f.col_offset == 0}
-    ops, helpers = _calls(fn, defs)
+    ops, helpers = _calls(fn, module.top)
     args = fn.args
     params = tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
-    doc = ast.get_docstring(fn) or ast.get_docstring(tree) or ""
+    doc = ast.get_docstring(fn) or module.doc
     return KernelBody(
         ops=frozenset(ops),
         helpers=tuple(dict.fromkeys(h for h in helpers if h != symbol)),

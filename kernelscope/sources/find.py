@@ -20,7 +20,7 @@ from kernelscope.errors import InputError
 from kernelscope.identity import Identities
 from kernelscope.identity.classify import words
 from kernelscope.identity.cxx import split_top, strip_suffixes
-from kernelscope.identity.source import with_source
+from kernelscope.identity.source import weak, with_source
 from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.launches import TritonLaunch
 from kernelscope.model.source import KernelDefinition, SourceMatch, TestHit
@@ -555,7 +555,7 @@ class Finder:
             return base
         base.status, base.location, base.candidates = "resolved", locs[0], locs[:10]
         base.tests = self._tests(locs[0])
-        if locs[0].definition == "triton":
+        if locs[0].definition == "triton" and weak(ident):
             read = _with_body(ident, locs[0])
             base.category, base.category_rule = read.category, read.category_rule
         return base
