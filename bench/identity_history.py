@@ -77,6 +77,7 @@ FIRST = {
     40: "184b079",
     41: "0ac396f",
     42: "75b5723",
+    43: "cf544e0",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
