@@ -1,5 +1,5 @@
-"""Category of labelled Triton kernel names: from the name alone (``kscope classify``) against from the name and
-the kernel's source (``kscope find``, which reads a resolved Triton definition's body: identity/source.py).
+"""Kind and category of labelled Triton kernel names: from the name alone (``kscope classify``) against from the name
+and the kernel's source (``kscope find``, which reads a resolved Triton definition: identity/source.py).
 
 The sources are the released packages the names were collected from (unpacked wheels: ``pip download --no-deps
 vllm==0.33.0`` and ``unzip``), indexed into a scratch index. Only names the labels call ``triton`` are counted
@@ -27,7 +27,8 @@ def _pct(k: int, n: int) -> str:
 
 
 def measure(repos: list[Path], label_files: list[Path]) -> list[str]:
-    """Markdown lines: per labelled file, category from the name and from name plus source, then what changed."""
+    """Markdown lines: per labelled file, kind and category from the name and from name plus source, then what
+    changed."""
     with tempfile.TemporaryDirectory() as tmp:
         index = SourceIndex(Path(tmp) / "index.sqlite")
         index.index(repos)
@@ -35,9 +36,9 @@ def measure(repos: list[Path], label_files: list[Path]) -> list[str]:
         lines = [
             f"Sources indexed: {', '.join(f'`{r.name}`' for r in repos)}.",
             "",
-            "| labels | Triton names | resolved | category, name only | category, name and source | "
-            "decided by the source: right / wrong |",
-            "|---|---:|---:|---:|---:|---:|",
+            "| labels | Triton names | resolved | kind, name only | kind, name and source | category, name only | "
+            "category, name and source | category decided by the source: right / wrong |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
         ]
         changes: Counter[tuple[str, str, str]] = Counter()
         for path in label_files:
@@ -47,11 +48,14 @@ def measure(repos: list[Path], label_files: list[Path]) -> list[str]:
             found = finder.find(names)
             by_source = [(r, f) for r, f in zip(rows, found, strict=True) if f.category_rule.startswith(SOURCE_RULE)]
             right = sum(f.category == r["category"] for r, f in by_source)
+            cells = [
+                _pct(sum(getattr(got, field) == r[field] for r, got in zip(rows, answers, strict=True)), len(rows))
+                for field in ("kind", "category")
+                for answers in (named, found)
+            ]
             lines.append(
                 f"| `{path.name}` | {len(rows)} | {sum(f.status == 'resolved' for f in found)} | "
-                f"{_pct(sum(n.category == r['category'] for r, n in zip(rows, named, strict=True)), len(rows))} | "
-                f"{_pct(sum(f.category == r['category'] for r, f in zip(rows, found, strict=True)), len(rows))} | "
-                f"{right} / {len(by_source) - right} |"
+                f"{' | '.join(cells)} | {right} / {len(by_source) - right} |"
             )
             for (r, f), n in zip(zip(rows, found, strict=True), named, strict=True):
                 if f.category != n.category:

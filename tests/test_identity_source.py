@@ -23,6 +23,15 @@ from kernelscope.sources.index import SourceIndex
 
 RULES = default_rules()
 
+PLAIN = textwrap.dedent(
+    """
+
+    @triton.jit
+    def move_rows_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=offs < n), mask=offs < n)
+    """
+)
 KERNELS = textwrap.dedent(
     '''
     """Slot bookkeeping for a paged cache."""
@@ -150,7 +159,7 @@ def _engine(tmp_path: Path) -> Path:
     repo = tmp_path / "engine"
     (repo / "engine" / "mem_cache").mkdir(parents=True)
     (repo / "engine" / "ops").mkdir(parents=True)
-    (repo / "engine" / "mem_cache" / "slots.py").write_text(KERNELS)
+    (repo / "engine" / "mem_cache" / "slots.py").write_text(KERNELS + PLAIN)
     (repo / "engine" / "ops" / "tiles.py").write_text(
         KERNELS.replace("_move_rows_kernel", "_other_kernel").replace("q_ptr, k_ptr, o_ptr", "o_ptr, q_ptr, k_ptr")
     )
@@ -168,6 +177,7 @@ def test_find_decides_a_resolved_triton_kernel_by_its_body(tmp_path: Path) -> No
     assert moved.status == "resolved" and moved.location is not None and moved.location.path.endswith("slots.py")
     assert (moved.category, moved.category_rule) == ("kv_cache", "source:kv-cache-module")
     assert classify(["_move_rows_kernel"])[0].category != "kv_cache"  # the name alone does not say it
+    assert (moved.kind, moved.kind_rule) == ("triton", classify(["_move_rows_kernel"])[0].rule)  # named Triton already
     assert (found["_rms_norm_slots_kernel"].category, found["_rms_norm_slots_kernel"].category_rule) == ("norm", "norm")
     # defined in two files with other parameters: ambiguous, so the name's category stays (one body would say
     # attention: its helper's dot, max and exp2)
@@ -181,7 +191,7 @@ def test_gap_find_sources_takes_the_category_the_source_decided(tmp_path: Path) 
     events = [
         {"ph": "X", "cat": "kernel", "name": n, "pid": 0, "tid": 7, "ts": 100.0 + 10 * i, "dur": 5.0,
          "args": {"device": 0, "stream": 7, "correlation": i + 1}}
-        for i, n in enumerate(["_move_rows_kernel", "_rms_norm_slots_kernel"])
+        for i, n in enumerate(["_move_rows_kernel", "_rms_norm_slots_kernel", "move_rows_kernel"])
     ]  # fmt: skip
     trace = tmp_path / "trace.json"
     trace.write_text(json.dumps({"traceEvents": events}))
@@ -189,5 +199,27 @@ def test_gap_find_sources_takes_the_category_the_source_decided(tmp_path: Path) 
     rows = {r.name: r for r in got.kernels}
     assert rows["_move_rows_kernel"].category == "kv_cache" and rows["_move_rows_kernel"].source_status == "resolved"
     assert rows["_rms_norm_slots_kernel"].category == "norm"
+    assert (rows["move_rows_kernel"].kind, rows["move_rows_kernel"].category) == ("triton", "kv_cache")
     plain = {r.name: r.category for r in gap_report([trace]).kernels}
     assert plain["_move_rows_kernel"] == classify(["_move_rows_kernel"])[0].category != "kv_cache"
+
+
+def test_a_bare_name_resolved_to_a_triton_function_is_triton(tmp_path: Path) -> None:
+    """A lower-case bare name with no library mark is ``unknown`` by its name alone (the taxonomy's row); once it
+    resolves to a ``@triton.jit`` function, its source proves the compiler."""
+    named = classify(["move_rows_kernel"])[0]
+    assert named.kind == "unknown"
+    index = SourceIndex(tmp_path / "i.sqlite")
+    index.index([_engine(tmp_path)])
+    [found] = Finder(index).find(["move_rows_kernel"])
+    assert found.status == "resolved"
+    assert (found.kind, found.kind_rule) == ("triton", "source:triton-definition")
+    assert (found.category, found.category_rule) == ("kv_cache", "source:kv-cache-module")
+    # two different @triton.jit definitions: which one ran is open, that Triton compiled it is not
+    (tmp_path / "engine" / "engine" / "ops" / "more.py").write_text(PLAIN.replace("n, BLOCK", "n, m, BLOCK"))
+    index.index([tmp_path / "engine"])
+    [both] = Finder(index).find(["move_rows_kernel"])
+    assert both.status == "ambiguous" and {c.definition for c in both.candidates} == {"triton"}
+    assert (both.kind, both.kind_rule, both.category) == ("triton", "source:triton-definition", named.category)
+    [other] = Finder(index).find(["no_such_rows_kernel"])
+    assert (other.status, other.kind, other.kind_rule) == ("not_found", "unknown", named.rule)

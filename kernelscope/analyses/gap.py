@@ -627,8 +627,8 @@ def _row_from_stats(s: KernelStats) -> KernelRow:
 
 
 def attach_sources(result: GapResult, matches: dict[str, SourceMatch]) -> None:
-    """Fill the source columns of every row (phases included) from ``kscope find`` answers by name; a category
-    the kernel's source decided (identity/source.py) replaces the one its name gave."""
+    """Fill the source columns of every row (phases included) from ``kscope find`` answers by name; a kind or
+    category the kernel's source decided (identity/source.py) replaces the one its name gave."""
     for part in [result, *result.phases]:
         for r in part.kernels:
             m = matches.get(r.name)
@@ -639,6 +639,8 @@ def attach_sources(result: GapResult, matches: dict[str, SourceMatch]) -> None:
                 loc = m.location
                 r.source, r.source_url = f"{loc.repo}:{loc.path}:{loc.line}", loc.url
             r.test_command = next((t.command for t in m.tests if t.command), None)
+            if m.kind_rule.startswith(SOURCE_RULE):
+                r.kind = m.kind
             if m.category_rule.startswith(SOURCE_RULE):
                 r.category = m.category
 

@@ -17,7 +17,9 @@ from kernelscope.identity.rules import RuleSet, default_rules
 from kernelscope.model.identity import KernelIdentity
 from kernelscope.sources.body import KernelBody
 
-SOURCE_RULE = "source:"  # prefix of a ``category_rule`` decided by the kernel's source
+SOURCE_RULE = "source:"  # prefix of a ``rule``/``category_rule`` decided by the kernel's source
+# definitions (sources/scan.py kinds) whose compiler is certain: a bare name resolved to one is that compiler's kernel
+_MADE_BY = {"triton": "triton"}
 
 
 def facts(body: KernelBody, function: str) -> dict[str, str]:
@@ -30,6 +32,15 @@ def facts(body: KernelBody, function: str) -> dict[str, str]:
         "doc": words(body.doc),
         "words": words(function),
     }
+
+
+def with_definition(ident: KernelIdentity, definition: str) -> KernelIdentity:
+    """``ident`` with the kind its definition proves where the name alone left it ``unknown``: a bare name (which
+    Triton, FlyDSL and ``extern "C"`` kernels all print) resolved to a ``@triton.jit`` function is Triton's."""
+    kind = _MADE_BY.get(definition)
+    if ident.kind != "unknown" or kind is None:
+        return ident
+    return msgspec.structs.replace(ident, kind=kind, rule=f"{SOURCE_RULE}{definition}-definition")
 
 
 def weak(ident: KernelIdentity, rules: RuleSet | None = None) -> bool:

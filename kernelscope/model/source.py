@@ -58,8 +58,10 @@ class SourceMatch(msgspec.Struct, kw_only=True):
     function: str
     kind: str
     category: str
-    # the rules.yaml entry that decided the category: the name's, or ``source:<id>`` where the resolved Triton
-    # definition's body decided it (identity/source.py)
+    # the rules.yaml entries that decided kind and category: the name's, or ``source:…`` where the resolved
+    # definition decided them (identity/source.py): ``source:triton-definition`` for a bare name the rules left
+    # ``unknown`` that resolved to a ``@triton.jit`` function, ``source:<sources rule>`` for a category its body decided
+    kind_rule: str = ""
     category_rule: str = ""
     status: FindStatus
     reason: str = ""

@@ -55,9 +55,12 @@ def _find_row(m: SourceMatch) -> dict[str, object]:
         note = "; ".join(f"{c.repo}:{c.path}:{c.line}" for c in m.candidates)
     elif m.copies:
         note = f"{m.reason}; also: " + "; ".join(f"{c.repo}:{c.path}:{c.line}" for c in m.copies)
-    if m.category_rule.startswith(SOURCE_RULE):
-        read = f"category read from the kernel's source ({m.category_rule.removeprefix(SOURCE_RULE)})"
-        note = f"{read}; {note}" if note else read
+    read = [
+        f"{what} read from the kernel's source ({rule.removeprefix(SOURCE_RULE)})"
+        for what, rule in (("kind", m.kind_rule), ("category", m.category_rule))
+        if rule.startswith(SOURCE_RULE)
+    ]
+    note = "; ".join([*read, note] if note else read)
     return {
         "name": m.name,
         "status": m.status,

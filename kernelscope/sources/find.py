@@ -20,7 +20,7 @@ from kernelscope.errors import InputError
 from kernelscope.identity import Identities
 from kernelscope.identity.classify import words
 from kernelscope.identity.cxx import split_top, strip_suffixes
-from kernelscope.identity.source import weak, with_source
+from kernelscope.identity.source import weak, with_definition, with_source
 from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.launches import TritonLaunch
 from kernelscope.model.source import KernelDefinition, SourceMatch, TestHit
@@ -478,6 +478,7 @@ class Finder:
             name=name,
             function=ident.function,
             kind=ident.kind,
+            kind_rule=ident.rule,
             category=ident.category,
             category_rule=ident.category_rule,
             status="not_found",
@@ -539,6 +540,9 @@ class Finder:
                     f" (of {len(tied)}: kept by {' and '.join(picked)})" if picked else ""
                 )
                 base.candidates = top
+                if len(made := {t.definition for t in top}) == 1:  # which file is open; which compiler is not
+                    read = with_definition(ident, made.pop())
+                    base.kind, base.kind_rule = read.kind, read.rule
                 return base
             base.copies = [t for t in top if t is not first]
             base.reason = "; ".join(filter(None, [base.reason, _copies_reason(top)]))
@@ -555,9 +559,11 @@ class Finder:
             return base
         base.status, base.location, base.candidates = "resolved", locs[0], locs[:10]
         base.tests = self._tests(locs[0])
-        if locs[0].definition == "triton" and weak(ident):
-            read = _with_body(ident, locs[0])
-            base.category, base.category_rule = read.category, read.category_rule
+        read = with_definition(ident, locs[0].definition)
+        if locs[0].definition == "triton" and weak(read):
+            read = _with_body(read, locs[0])
+        base.kind, base.kind_rule = read.kind, read.rule
+        base.category, base.category_rule = read.category, read.category_rule
         return base
 
     def _tests(self, loc: KernelDefinition, limit: int = 3) -> list[TestHit]:
