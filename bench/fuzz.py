@@ -355,6 +355,7 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
     repo.mkdir(parents=True, exist_ok=True)
     for f in _REPO_OBJECTS:
         shutil.copy(TESTS / "codeobj" / f"{f}.hsaco", repo / f"{f}.co")
+    shutil.copy(TESTS / "triton_sources" / "slots.py", repo / "slots.py")  # Triton kernels: find reads their bodies
     out["source-repo"] = [repo]
     out["rocprof-agents"] = [agents]
     ledger = work / "launch-ledger" / "h100_copies_a"
@@ -441,6 +442,7 @@ def _att_file(rng: Random, files: list[str]) -> str:
 
 _LEDGER_FILE = "launches_rank0_pid518.jsonl"
 _REPO_OBJECTS = ("add_gfx942", "mm_gfx942", "softmax_gfx942", "add_gfx950")
+_REPO_TRITON = ("_move_rows_kernel", "_fill_tiles_kernel", "_rms_norm_slots_kernel")
 _AGENT_FILE = "run_agent_info.csv"
 
 
@@ -463,13 +465,14 @@ def _agents(path: Path) -> Any:
 
 
 def _source_index(path: Path) -> Any:
-    """A folder of code objects, one mutated: indexed by their ELF symbol tables, then its kernels looked up."""
+    """A folder of code objects and a Triton source file, one file mutated: indexed (ELF symbol tables, Python
+    definitions), then its kernels looked up (a resolved Triton kernel's body is read for its kind and category)."""
     from kernelscope.sources.find import Finder
     from kernelscope.sources.index import SourceIndex
 
     index = SourceIndex(path.parent / "index.sqlite")
     try:
-        return index.index([path], workers=1), Finder(index).find(["add", "mm", "softmax.kd"])
+        return index.index([path], workers=1), Finder(index).find(["add", "mm", "softmax.kd", *_REPO_TRITON])
     finally:
         index.close()
 
@@ -515,7 +518,7 @@ TARGETS: list[Target] = [
         "source-index",
         "source-repo",
         _source_index,
-        ("find", "add", "mm", "--repo", "{}", "--db", "{}.sqlite"),
+        ("find", "add", "mm", "_move_rows_kernel", "_fill_tiles_kernel", "--repo", "{}", "--db", "{}.sqlite"),
         folder=lambda rng, files: rng.choice(files),
         lenient=True,
     ),

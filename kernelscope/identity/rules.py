@@ -131,12 +131,14 @@ def _source_rule(entry: dict[str, Any]) -> Rule:
     facts = tuple({str(k): str(v) for k, v in e.items()} for e in entry.get("examples") or ())
     if unknown := {k for f in facts for k in f} - {"kernel", *SOURCE_FIELDS}:
         raise InputError(f"identity rules: {rid}: unknown example field(s) {', '.join(sorted(unknown))}")
+    if not entry.get("category"):
+        raise InputError(f"identity rules: {rid}: a source rule needs the category it decides")
     return Rule(
         id=rid,
         match=_fields(rid, entry.get("match"), SOURCE_FIELDS),
         unless=_fields(rid, entry.get("unless"), SOURCE_FIELDS),
         examples=tuple(f.get("kernel", "") for f in facts),
-        category=entry["category"],
+        category=str(entry["category"]),
         facts=facts,
     )
 

@@ -1,11 +1,12 @@
-"""A kernel's category from its source, where its name decided it only by a generic word.
+"""A kernel's kind and category from its source, where its name left them open or decided only by a generic word.
 
 An engine's Triton helper that "copies", "fills" or "sums" (``_swa_scatter_kernel``,
 ``_fill_compress_tail_kernel``, ``_qkvr_qkv_kernel``) may serve a KV cache, an attention backend or a
 sampler: the name does not say which, the kernel's parameters (``slot_mapping``, ``key_cache``), its
 module (``mem_cache/``, ``attention/``) and its body's operations (``tl.dot``) do. The ``sources``
 table of ``rules.yaml`` decides from those facts; only identities whose category rule is one of
-``source_weak`` are changed, so a name that says ``rms_norm`` stays a norm wherever it lives.
+``source_weak`` are changed, so a name that says ``rms_norm`` stays a norm wherever it lives. A bare
+name the rules call ``unknown`` is ``triton`` once it resolves to a ``@triton.jit`` function.
 """
 
 from __future__ import annotations
