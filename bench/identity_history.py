@@ -78,6 +78,7 @@ FIRST = {
     41: "0ac396f",
     42: "75b5723",
     43: "cf544e0",
+    44: "038fab4",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
