@@ -37,7 +37,7 @@ def _calls(fn: ast.FunctionDef, defs: dict[str, ast.FunctionDef]) -> tuple[set[s
     level = [fn]
     for _ in range(_MAX_DEPTH + 1):
         reached: list[ast.FunctionDef] = []
-        for node in (n for f in level for n in ast.walk(f)):
+        for node in (n for f in level for stmt in f.body for n in ast.walk(stmt)):  # not its decorators' calls
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 ops.add(node.func.attr)
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
