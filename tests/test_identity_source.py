@@ -194,3 +194,28 @@ def test_a_bare_name_resolved_to_a_triton_function_is_triton(tmp_path: Path) -> 
     assert (both.kind, both.kind_rule, both.category) == ("triton", "source:triton-definition", named.category)
     [other] = Finder(index).find(["no_such_rows_kernel"])
     assert (other.status, other.kind, other.kind_rule) == ("not_found", "unknown", named.rule)
+
+
+def test_suggest_reads_each_kernel_as_its_source_shows(tmp_path: Path) -> None:
+    """With a repository, suggest's facts take the kind and category the kernels' sources show (the rules that
+    need a GEMM or a fusable category then see them); without one, the name's."""
+    from kernelscope import api
+    from kernelscope.analyses.suggest import Evidence, kernels
+
+    events = [
+        {"ph": "X", "cat": "kernel", "name": n, "pid": 0, "tid": 7, "ts": 100.0 + 10 * i, "dur": 5.0,
+         "args": {"device": 0, "stream": 7, "correlation": i + 1}}
+        for i, n in enumerate(["move_rows_kernel", "_rms_norm_slots_kernel"])
+    ]  # fmt: skip
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps({"traceEvents": events}))
+    gap = api.gap_report([trace])
+    found = api.locate_sources(
+        ["move_rows_kernel", "_rms_norm_slots_kernel"], repos=[_engine(tmp_path)], db=tmp_path / "i.sqlite"
+    )
+    plain = {f.name: f.identity for f in kernels(Evidence(gap=gap))[0]}
+    read = {f.name: f.identity for f in kernels(Evidence(gap=gap, sources={m.name: m for m in found}))[0]}
+    assert (plain["move_rows_kernel"].kind, plain["move_rows_kernel"].category) == ("unknown", "other")
+    assert (read["move_rows_kernel"].kind, read["move_rows_kernel"].category) == ("triton", "kv_cache")
+    assert read["move_rows_kernel"].category_rule == "source:kv-cache-module"
+    assert read["_rms_norm_slots_kernel"] == plain["_rms_norm_slots_kernel"]

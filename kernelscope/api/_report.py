@@ -11,7 +11,7 @@ from kernelscope.analyses.coverage import coverage, runs_from_calls
 from kernelscope.analyses.ncu import selector, summarize
 from kernelscope.analyses.report import build as build_report
 from kernelscope.analyses.roofline import from_calls
-from kernelscope.analyses.suggest import Evidence, rank
+from kernelscope.analyses.suggest import Evidence, kernels, rank
 from kernelscope.api._code import counters_roofline, gpu_peaks
 from kernelscope.api._gap import gap_report
 from kernelscope.api._names import locate_sources
@@ -143,12 +143,11 @@ def suggest(
         records, _ = loop_ledger.read(ws.ledger)
         inputs = {**ev.inputs, "ledger": [str(ws.ledger)]}
         ev = replace(ev, inputs=inputs, ledger=records, workspace=str(ws.root))
-    result = rank(ev, kernel=kernel, top=top)
-    if repo is None or not result.experiments:
-        return result
-    names = list(dict.fromkeys(e.kernel.name for e in result.experiments))
-    found = {m.name: m for m in locate_sources(names, repos=[repo], db=index_db)}
-    root = Path(repo).resolve()
-    head = loop_git.resolve(root, "HEAD") if (root / ".git").exists() else None
-    ev = replace(ev, inputs={**ev.inputs, "repo": [str(root)]}, sources=found, repo=str(root), baseline=head)
+    if repo is not None and (names := [f.name for f in kernels(ev)[0]]):
+        # every kernel's source before ranking: its files and tests, and the kind and category its definition
+        # shows where the name said too little (a rule that needs a GEMM then sees a Triton helper built on tl.dot)
+        found = {m.name: m for m in locate_sources(names, repos=[repo], db=index_db)}
+        root = Path(repo).resolve()
+        head = loop_git.resolve(root, "HEAD") if (root / ".git").exists() else None
+        ev = replace(ev, inputs={**ev.inputs, "repo": [str(root)]}, sources=found, repo=str(root), baseline=head)
     return rank(ev, kernel=kernel, top=top)

@@ -16,6 +16,7 @@ import msgspec
 from kernelscope.identity.classify import words
 from kernelscope.identity.rules import RuleSet, default_rules
 from kernelscope.model.identity import KernelIdentity
+from kernelscope.model.source import SourceMatch
 from kernelscope.sources.body import KernelBody
 
 SOURCE_RULE = "source:"  # prefix of a ``rule``/``category_rule`` decided by the kernel's source
@@ -61,3 +62,12 @@ def with_source(ident: KernelIdentity, body: KernelBody, rules: RuleSet | None =
     if rule is None or rule.category is None:
         return ident
     return msgspec.structs.replace(ident, category=rule.category, category_rule=SOURCE_RULE + rule.id)
+
+
+def from_match(ident: KernelIdentity, match: SourceMatch) -> KernelIdentity:
+    """``ident`` with the kind and category a ``kscope find`` answer read from the kernel's source (where it did)."""
+    if match.kind_rule.startswith(SOURCE_RULE):
+        ident = msgspec.structs.replace(ident, kind=match.kind, rule=match.kind_rule)
+    if match.category_rule.startswith(SOURCE_RULE):
+        ident = msgspec.structs.replace(ident, category=match.category, category_rule=match.category_rule)
+    return ident

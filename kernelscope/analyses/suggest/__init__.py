@@ -11,9 +11,9 @@ for it (evidence -> inference -> action), or stays silent. Experiments are ranke
 evidence (``UNBOUNDED`` where the evidence bounds nothing). Thresholds, rules and factors: ``docs/suggest.md``.
 """
 
-from kernelscope.analyses.suggest.evidence import Evidence
+from kernelscope.analyses.suggest.evidence import Evidence, kernels
 from kernelscope.analyses.suggest.rank import rank
 from kernelscope.analyses.suggest.rules import RULES
 from kernelscope.analyses.suggest.thresholds import DEMOTION
 
-__all__ = ["DEMOTION", "RULES", "Evidence", "rank"]
+__all__ = ["DEMOTION", "RULES", "Evidence", "kernels", "rank"]

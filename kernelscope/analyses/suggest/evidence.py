@@ -13,6 +13,7 @@ from kernelscope.analyses.suggest.thresholds import TOP_LINES, VECTOR_BITS
 from kernelscope.analyses.variants import fits
 from kernelscope.codeobj.mix import nvidia_mix, sass_opcode
 from kernelscope.identity import Identities
+from kernelscope.identity.source import from_match
 from kernelscope.model import DeviceInfo, KernelLaunch
 from kernelscope.model.att import AttKernel, AttResult
 from kernelscope.model.codeobj import CodeObject, KernelCode
@@ -228,6 +229,9 @@ def kernels(ev: Evidence) -> tuple[list[Facts], list[str]]:
         repeated += len(ks) - 1
         if ran is not None and len(fit) > 1:
             notes.append(f"{of.name}: {len(fit)} code objects fit the variant that ran ({ran.label()}): the first")
+    for f in table.facts:  # with a repository: the kind and category its source shows, where the name said too little
+        if (found := ev.sources.get(f.name)) is not None:
+            f.identity = from_match(f.identity, found)
     notes += [f"{n} {what}(s) match no timed kernel: left out" for what, n in left.items()]
     if repeated:
         notes.append(f"{repeated} code-object kernel(s) repeat a kernel (another config, arch or specialization): "
