@@ -7,7 +7,7 @@ import io
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from rich.table import Table as RichTable
@@ -101,6 +101,48 @@ def rich_table(t: Table, hidden: Collection[str] = ()) -> RichTable:
         tab.add_column(c.label, justify="left" if c.justify == "left" else "right", overflow="fold")
     for r in t.rows:
         tab.add_row(*(Text(fmt(r.get(c.key), c.decimals)) for c in cols))
+    return tab
+
+
+_RULE = 3  # what rich's default box adds to a column: one space each side and one rule
+_MIN_FLEX = 24  # a name cut shorter than this no longer says which kernel it is: columns go before that
+_LEAST_FLEX = 8  # and what a name keeps when even the kept columns leave it less
+
+
+def fitted_table(
+    t: Table, width: int, flexible: Collection[str] = ("name",), drop: Sequence[str] = (), numbered: bool = False
+) -> RichTable:
+    """``t`` as a rich table at most ``width`` wide that never cuts a number or a short word: columns every row
+    leaves empty are not shown, the ``drop`` columns go (in that order) while the rest would not fit with each
+    ``flexible`` column (names) at least 24 wide, and the flexible columns share what is left (8 at the least),
+    cut with an ellipsis. Rich alone squeezes every column alike (a ``%`` column read ``9.…``)."""
+    cols = [c for c in t.columns if any(r.get(c.key) is not None for r in t.rows)]
+    cells = {c.key: [fmt(r.get(c.key), c.decimals) for r in t.rows] for c in cols}
+    natural = {c.key: max([len(c.label), *map(len, cells[c.key])]) for c in cols}
+    index = len(str(len(t.rows))) + _RULE if numbered else 0
+
+    def fixed(shown: list[Column]) -> int:
+        least = sum(min(natural[c.key], _MIN_FLEX) for c in shown if c.key in flexible)
+        return 1 + index + sum(_RULE + (0 if c.key in flexible else natural[c.key]) for c in shown) + least
+
+    for key in drop:
+        if fixed(cols) <= width:
+            break
+        cols = [c for c in cols if c.key != key]
+    room = width - fixed(cols) + sum(min(natural[c.key], _MIN_FLEX) for c in cols if c.key in flexible)
+    widths = {c.key: natural[c.key] for c in cols}
+    flex = sorted((c.key for c in cols if c.key in flexible), key=lambda k: natural[k])
+    for i, key in enumerate(flex):  # the shortest first: what it leaves goes to the longer ones
+        widths[key] = max(min(natural[key], room // (len(flex) - i)), min(natural[key], _LEAST_FLEX))
+        room -= widths[key]
+    tab = RichTable(title=Text(one_line(t.title)), title_justify="left", header_style="bold")  # not markup
+    if numbered:
+        tab.add_column("#", justify="right", no_wrap=True)
+    for c in cols:
+        side: Literal["left", "right"] = "left" if c.justify == "left" else "right"
+        tab.add_column(c.label, justify=side, width=widths[c.key], overflow="ellipsis", no_wrap=True)
+    for i, _ in enumerate(t.rows):
+        tab.add_row(*([str(i + 1)] if numbered else []), *(Text(cells[c.key][i]) for c in cols))  # not markup
     return tab
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import msgspec
 from rich.console import Group, RenderableType
-from rich.table import Table as RichTable
 from rich.text import Text
 
 from kernelscope.errors import one_line
@@ -13,7 +12,7 @@ from kernelscope.presenters.base import (
     Column,
     Presenter,
     Table,
-    fmt,
+    fitted_table,
     note_text,
     render_csv,
     render_json,
@@ -157,46 +156,35 @@ def _config(k: KernelRow) -> str | None:
     return f"{len(k.code)} fit (ambiguous)" if len(k.code) > 1 else None
 
 
-_NARROW_HIDDEN = ("min_us", "max_us", "std_us", "function", "dtype")
+# what goes first when the terminal is too narrow for every column and a readable name
+_DROP_ORDER = ("std_us", "min_us", "max_us", "dtype", "function", "median_us", "variants", "calls")
 
 
 def rich_renderable(result: GapResult, top: int | None = None, width: int = 200) -> Group:
-    """The gap table for a terminal ``width`` columns wide; narrow terminals drop min/max/std."""
+    """The gap table for a terminal ``width`` columns wide (spread columns, then the function, go first)."""
     parts: list[RenderableType] = []
-    hidden = {"rank", "ranks", "phase", "source_url", *(_NARROW_HIDDEN if width < 150 else ())}
+    hidden = {"rank", "ranks", "phase", "source_url"}
     if any(r.source_status for part in [result, *result.phases] for r in part.kernels):
         hidden |= {"median_us", "min_us", "max_us", "std_us", "function", "dtype", "category"}  # room for sources
     else:
         hidden |= {"source_status", "source", "test_command"}
     if result.options.group_by == "variant" or any(r.code for part in [result, *result.phases] for r in part.kernels):
-        hidden |= set(_NARROW_HIDDEN)  # room for the variant and its code object
-    name_width = max(24, min(100, width - (80 if width < 150 else 115)))
+        hidden |= {"min_us", "max_us", "std_us", "function", "dtype"}  # room for the variant and its code object
     for t in tables(result):
-        # identity columns stay empty when rows are groups (--group-by category/kind): drop them
-        show = [c for c in t.columns if c.key not in hidden and any(r.get(c.key) is not None for r in t.rows)]
+        show = [c for c in t.columns if c.key not in hidden]
         if not any((r.get("variants") or 0) > 1 for r in t.rows):  # say it only where a row holds several
             show = [c for c in show if c.key != "variants"]
         if any(r.get("rank") is not None for r in t.rows):
             show.append(next(c for c in t.columns if c.key == "rank"))
-        tab = RichTable(title=t.title, title_justify="left", header_style="bold", expand=False)
-        tab.add_column("#", justify="right")
-        for c in show:
-            tab.add_column(
-                c.label,
-                justify="left" if c.justify == "left" else "right",
-                max_width=name_width if c.key == "name" else 48 if c.key in ("source", "test_command") else None,
-                min_width=None if c.key == "name" else len(c.label),
-                overflow="ellipsis",
-                no_wrap=True,
-            )
         rows = t.rows[:top] if top else t.rows
-        for i, r in enumerate(rows, 1):
-            tab.add_row(str(i), *(Text(fmt(r.get(c.key), c.decimals)) for c in show))  # names hold [brackets]
+        shown = Table(t.title, show, rows)
+        flexible = ("name", "function", "source", "test_command", "variant", "config")
+        parts.append(fitted_table(shown, width, flexible, _DROP_ORDER, numbered=True))
         summary = Text("  ".join(f"{k}: {v}" for k, v in t.summary), style="dim")
         notes = [note_text(n) for n in t.notes]
         more = len(t.rows) - len(rows)
         cut = [Text(f"({more} more rows: --top 0 shows all)", style="dim")] if more else []
-        parts.extend([tab, *cut, summary, *notes, Text("")])
+        parts.extend([*cut, summary, *notes, Text("")])
     return Group(*parts)
 
 

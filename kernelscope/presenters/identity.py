@@ -6,10 +6,17 @@ from collections.abc import Sequence
 
 import msgspec
 from rich.table import Table as RichTable
-from rich.text import Text
 
 from kernelscope.model.identity import KernelIdentity
-from kernelscope.presenters.base import Column, Presenter, Table, fmt, render_csv, render_markdown, render_parquet
+from kernelscope.presenters.base import (
+    Column,
+    Presenter,
+    Table,
+    fitted_table,
+    render_csv,
+    render_markdown,
+    render_parquet,
+)
 from kernelscope.presenters.base import render_json as base_render_json
 
 CLASSIFY_SCHEMA = "kernelscope.classify.v1"
@@ -42,16 +49,9 @@ def render_json(idents: Sequence[KernelIdentity]) -> str:
 
 
 def rich_renderable(idents: Sequence[KernelIdentity], width: int = 200) -> RichTable:
-    tab = RichTable(title="Kernel identity", title_justify="left", header_style="bold")
-    show = [c for c in COLUMNS if c.key != "demangled"]
-    name_width = max(24, min(90, width - 100))
-    for c in show:
-        wide = c.key in ("name", "function")
-        tab.add_column(c.label, max_width=name_width if wide else None, overflow="ellipsis", no_wrap=True)
-    for i in idents:
-        r = _row(i)
-        tab.add_row(*(Text(fmt(r[c.key], None)) for c in show))  # Text: names hold [brackets], not markup
-    return tab
+    """The identity table for a terminal ``width`` columns wide: names and functions take what the fields leave."""
+    shown = Table("Kernel identity", [c for c in COLUMNS if c.key != "demangled"], [_row(i) for i in idents])
+    return fitted_table(shown, width, ("name", "function"), ("vendor", "layout", "mma", "tile"))
 
 
 PRESENTERS: dict[str, Presenter] = {
