@@ -3,6 +3,8 @@ against the analysis's own values (each row's share, kind and category must be r
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from rich.console import Console
 
@@ -12,6 +14,8 @@ from kernelscope.identity import classify
 from kernelscope.presenters import gap as gap_presenter
 from kernelscope.presenters import identity as identity_presenter
 from kernelscope.presenters.base import Column, Table, fitted_table
+
+DATA = Path(__file__).parent / "data"
 
 WIDTHS = (80, 100, 140, 200)
 
@@ -56,3 +60,50 @@ def test_fitted_table_drops_in_order_and_hides_empty_columns() -> None:
     header = next(x for x in narrow if x.startswith("┃"))
     assert [h.strip() for h in header.strip("┃").split("┃")] == ["Name", "A"]  # B went first
     assert max(map(len, narrow)) <= 34
+
+
+@pytest.mark.parametrize("width", (60, 100, 140, 200))
+def test_code_object_table_never_breaks_a_number(width: int) -> None:
+    """``kscope isa`` on a real gfx942 object (14 columns): every register and byte count from the compiler's
+    metadata reads whole at every width; narrower than the numbers need, each kernel is ``field value`` lines."""
+    from kernelscope import api
+    from kernelscope.presenters import isa as isa_presenter
+
+    objs = api.isa([DATA / "codeobj" / "mm_gfx942.hsaco"])
+    lines = _render(isa_presenter.rich_renderable(objs), width)
+    assert max(map(len, lines)) <= width
+    tokens = {tok for line in lines for tok in line.replace("│", " ").replace("┃", " ").split()}
+    k = objs[0].kernels[0]
+    for value in (k.vgpr, k.agpr, k.sgpr, k.vgpr_spill, k.sgpr_spill, k.scratch_bytes, k.lds_bytes):
+        assert str(value) in tokens
+    if width == 60:
+        assert any(line.split()[:3] == ["VGPR", "spill", str(k.vgpr_spill)] for line in lines if line.strip())
+
+
+def test_hotspot_disassembly_is_one_instruction_per_line() -> None:
+    """A real ncu source page: each hotspot's context instructions (as the reader parsed them) print on lines of
+    their own, the hotspot marked, not joined by a visible ``\\n``; a control character in one is still escaped."""
+    import msgspec
+
+    from kernelscope import api
+    from kernelscope.presenters import ncu as ncu_presenter
+
+    result = api.ncu(DATA / "ncu" / "h100_softmax_slow_source_sass.csv.gz")
+    text = "\n".join(_render(ncu_presenter.rich_renderable(result), 250))
+    assert "\\n" not in text
+    hot = result.kernels[0].hotspots[0]
+    marked = next(c for c in hot.context if c.address == hot.address)
+    assert any(x.split("│")[-2].strip().startswith(f"> {marked.offset:#06x}") for x in text.splitlines() if "│" in x)
+    evil = msgspec.structs.replace(marked, instruction="NOP\x1b[2J")
+    ctx = tuple(evil if c is marked else c for c in hot.context)
+    kernel = msgspec.structs.replace(result.kernels[0], hotspots=[msgspec.structs.replace(hot, context=ctx)])
+    shown = "\n".join(_render(ncu_presenter.rich_renderable(msgspec.structs.replace(result, kernels=[kernel])), 250))
+    assert "\x1b" not in shown and "NOP\\x1b[2J" in shown
+
+
+def test_an_empty_table_still_prints_its_header() -> None:
+    from kernelscope.presenters.base import rich_table
+
+    cols = [Column("name", "Name", justify="left"), Column("n", "Calls")]
+    lines = _render(rich_table(Table("nothing", cols, [])), 80)
+    assert any("Name" in x and "Calls" in x for x in lines)

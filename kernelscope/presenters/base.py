@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgspec
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table as RichTable
 from rich.text import Text
 
@@ -42,6 +43,8 @@ def fmt(value: Any, decimals: int | None) -> str:
         return f"{value:,.{decimals}f}" if abs(value) >= 1000 else f"{value:.{decimals}f}"
     if isinstance(value, list):
         return one_line(",".join(str(v) for v in value))
+    if isinstance(value, tuple):  # a multi-line cell (a hotspot's disassembly context): each line escaped
+        return "\n".join(one_line(str(v)) for v in value)
     return one_line(str(value))
 
 
@@ -93,17 +96,74 @@ def render_json(result: Any) -> str:
     return json_text(msgspec.json.format(msgspec.json.encode(result), indent=2)) + "\n"
 
 
-def rich_table(t: Table, hidden: Collection[str] = ()) -> RichTable:
-    """A ``Table`` as a rich table (cells as ``Text``: kernel names hold ``[brackets]``, not markup)."""
-    tab = RichTable(title=Text(one_line(t.title)), title_justify="left", header_style="bold")  # not markup
-    cols = [c for c in t.columns if c.key not in hidden]
-    for c in cols:
-        tab.add_column(c.label, justify="left" if c.justify == "left" else "right", overflow="fold")
-    for r in t.rows:
-        tab.add_row(*(Text(fmt(r.get(c.key), c.decimals)) for c in cols))
-    return tab
+def rich_table(t: Table, hidden: Collection[str] = ()) -> FittedTable:
+    """A ``Table`` as rich renders it (cells as ``Text``: kernel names hold ``[brackets]``, not markup)."""
+    return FittedTable(t, frozenset(hidden))
 
 
+@dataclass(frozen=True)
+class FittedTable:
+    """A table that fits the terminal it is printed on: columns no row fills are left out, long text wraps
+    between words and headers break between words, but a number or a word (a kind, a stall class) never breaks
+    (rich alone folds every column alike, a register count into ``11`` / ``0``); where even that is wider than
+    the terminal, each row is printed as ``field value`` lines."""
+
+    table: Table
+    hidden: frozenset[str] = frozenset()
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        t = self.table
+        cols = [c for c in t.columns if c.key not in self.hidden]
+        cells = {c.key: [fmt(r.get(c.key), c.decimals) for r in t.rows] for c in cols}
+        cols = [c for c in cols if any(cells[c.key]) or not t.rows]  # a column no row fills says nothing
+        text = {c.key for c in cols if not _whole(c, cells[c.key])}
+        least = {c.key: _least_width(c, cells[c.key], c.key in text) for c in cols}
+        room = options.max_width - 1 - _RULE * len(cols)
+        if sum(least.values()) <= room:
+            widths = {c.key: max([len(c.label), *map(_span, cells[c.key])]) for c in cols}
+            while sum(widths.values()) > room:  # narrow long text first, then headers: the widest, one at a time
+                key = max((k for k in widths if widths[k] > least[k]), key=lambda k: (k in text, widths[k]))
+                widths[key] -= 1
+            tab = RichTable(title=Text(one_line(t.title)), title_justify="left", header_style="bold")  # not markup
+            for c in cols:
+                side: Literal["left", "right"] = "left" if c.justify == "left" else "right"
+                tab.add_column(c.label, justify=side, overflow="fold", width=widths[c.key])
+            for i, _ in enumerate(t.rows):
+                tab.add_row(*(Text(cells[c.key][i]) for c in cols))
+            yield tab
+            return
+        yield Text(one_line(t.title), style="table.title")
+        for i, _ in enumerate(t.rows):
+            grid = RichTable.grid(padding=(0, 1))
+            grid.add_column(style="bold", no_wrap=True)
+            grid.add_column(overflow="fold")
+            for c in cols:
+                if cells[c.key][i]:
+                    grid.add_row(c.label, Text(cells[c.key][i]))
+            yield grid
+            yield Text("")
+
+
+def _span(cell: str) -> int:
+    """How wide a cell is: its longest line."""
+    return max(map(len, cell.split("\n")))
+
+
+def _whole(c: Column, cells: Sequence[str]) -> bool:
+    """Whether a column's cells are never broken: numbers, and single words up to 24 characters."""
+    return c.justify != "left" or all(_span(x) <= _MIN_FLEX and len(x.split()) <= 1 for x in cells)
+
+
+def _least_width(c: Column, cells: Sequence[str], text: bool) -> int:
+    """The narrowest a column may get: its header down to the header's longest word; a whole column (above) as
+    wide as its widest cell; long text down to its longest word, where a longer word (a path) folds at 12."""
+    header = max(map(len, c.label.split()), default=0)
+    if not text:
+        return max([header, *map(_span, cells)])
+    return max(header, min(_SHORT, max((len(w) for x in cells for w in x.split()), default=0)))
+
+
+_SHORT = 12  # where long text's longer words (a path, an operand list) fold
 _RULE = 3  # what rich's default box adds to a column: one space each side and one rule
 _MIN_FLEX = 24  # a name cut shorter than this no longer says which kernel it is: columns go before that
 _LEAST_FLEX = 8  # and what a name keeps when even the kept columns leave it less

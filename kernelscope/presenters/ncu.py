@@ -69,15 +69,17 @@ def _reasons(x: Hotspot | SourceLine) -> str:
     return ", ".join(f"{r} {n}" for r, n in list((x.reasons or {}).items())[:TOP_REASONS])
 
 
-def _sass(h: Hotspot, sep: str) -> str:
-    return sep.join(
+def _sass(h: Hotspot, sep: str | None) -> str | tuple[str, ...]:
+    lines = tuple(
         f"{'>' if c.address == h.address else ' '} {'' if c.offset is None else f'{c.offset:#06x}  '}{c.instruction}"
         for c in h.context
     )
+    return lines if sep is None else sep.join(lines)
 
 
-def tables(k: KernelSummary, sep: str = "\n") -> list[Table]:
-    """The kernel's breakdown, hotspots and lines as tables; ``sep`` joins a hotspot's context lines."""
+def tables(k: KernelSummary, sep: str | None = None) -> list[Table]:
+    """The kernel's breakdown, hotspots and lines as tables; ``sep`` joins a hotspot's context lines (by default
+    they stay lines: a terminal cell shows one per line, each escaped)."""
     title = f"[{k.index}] {k.name}"
     hot = [
         {**{f: getattr(h, f) for f in ("stall_samples", "pct", "executed", "source")}, "rank": n,

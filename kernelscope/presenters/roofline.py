@@ -7,16 +7,31 @@ import io
 import math
 
 from rich.console import Group
-from rich.table import Table as RichTable
 from rich.text import Text
 
 from kernelscope.model.roofline import RooflinePoint, RooflineResult
-from kernelscope.presenters.base import Presenter, render_json
+from kernelscope.presenters.base import Column, Presenter, Table, render_json, rich_table
 
 W, H, PAD = 900, 560, 70
 RIGHT = 170  # room for the roof labels
 LABELLED = 10  # the longest-running points get a number on the plot, matching the table order
 X_RANGE = (1e-2, 1e4)  # flop/byte
+
+
+COLUMNS = [
+    Column("rank", "#"),
+    Column("label", "op / kernel", justify="left"),
+    Column("calls", "calls"),
+    Column("time_us", "µs", 1),
+    Column("dtype", "dtype", justify="left"),
+    Column("intensity", "flop/B", 1),
+    Column("tflops", "TFLOPS", 1),
+    Column("gbs", "GB/s", 0),
+    Column("bound", "bound", justify="left"),
+    Column("pct_of_roof", "% roof", 0),
+    Column("pct_of_measured_roof", "% measured", 0),
+    Column("meets_target", "≥90%"),
+]
 
 
 def rich_renderable(r: RooflineResult) -> Group:
@@ -27,37 +42,24 @@ def rich_renderable(r: RooflineResult) -> Group:
         + (f"; measured {p.measured_gbs:,.0f} GB/s on {p.measured_on}" if p.measured_gbs else "; no measured ceilings"),
         style="dim",
     )
-    tab = RichTable(title="Roofline", title_justify="left", header_style="bold")
-    for h in (
-        "#",
-        "op / kernel",
-        "calls",
-        "µs",
-        "dtype",
-        "flop/B",
-        "TFLOPS",
-        "GB/s",
-        "bound",
-        "% roof",
-        "% measured",
-        "≥90%",
-    ):
-        tab.add_column(h, justify="left" if h in ("op / kernel", "dtype", "bound") else "right", overflow="fold")
-    for i, pt in enumerate(r.points, 1):
-        tab.add_row(
-            str(i),
-            Text(pt.label),
-            str(pt.calls),
-            f"{pt.time_us:,.1f}",
-            pt.dtype,
-            f"{pt.intensity:,.1f}",
-            f"{pt.achieved_tflops:,.1f}",
-            f"{pt.achieved_gbs:,.0f}",
-            pt.bound or "",
-            f"{pt.pct_of_roof:.0f}" if pt.pct_of_roof is not None else "",
-            f"{pt.pct_of_measured_roof:.0f}" if pt.pct_of_measured_roof is not None else "",
-            "" if pt.meets_target is None else ("yes" if pt.meets_target else "no"),
-        )
+    rows = [
+        {
+            "rank": i,
+            "label": pt.label,
+            "calls": pt.calls,
+            "time_us": pt.time_us,
+            "dtype": pt.dtype,
+            "intensity": pt.intensity,
+            "tflops": pt.achieved_tflops,
+            "gbs": pt.achieved_gbs,
+            "bound": pt.bound,
+            "pct_of_roof": pt.pct_of_roof,
+            "pct_of_measured_roof": pt.pct_of_measured_roof,
+            "meets_target": None if pt.meets_target is None else ("yes" if pt.meets_target else "no"),
+        }
+        for i, pt in enumerate(r.points, 1)
+    ]
+    tab = rich_table(Table("Roofline", COLUMNS, rows))  # fits the terminal; the labels (op and kernel names) escaped
     extra = [Text(f"no cost model (kernel µs): {r.unmodeled}", style="yellow")] if r.unmodeled else []
     return Group(head, tab, *extra)
 

@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from dataclasses import asdict
 
 from rich.console import Group
-from rich.table import Table as RichTable
 from rich.text import Text
 
 from kernelscope.identity.source import SOURCE_RULE
 from kernelscope.model.source import SourceMatch, SourceMatches
 from kernelscope.presenters.base import (
     Column,
+    FittedTable,
     Presenter,
     Table,
     render_csv,
@@ -90,7 +90,7 @@ def index_table(summaries: Sequence[RepoSummary]) -> Table:
     return Table("Source index", INDEX_COLUMNS, rows)
 
 
-def index_renderable(summaries: Sequence[RepoSummary]) -> RichTable:
+def index_renderable(summaries: Sequence[RepoSummary]) -> FittedTable:
     return rich_table(index_table(summaries))
 
 
