@@ -150,10 +150,14 @@ def test_find_decides_a_resolved_triton_kernel_by_its_body(tmp_path: Path) -> No
     assert classify(["_move_rows_kernel"])[0].category != "kv_cache"  # the name alone does not say it
     assert (moved.kind, moved.kind_rule) == ("triton", classify(["_move_rows_kernel"])[0].rule)  # named Triton already
     assert (found["_rms_norm_slots_kernel"].category, found["_rms_norm_slots_kernel"].category_rule) == ("norm", "norm")
-    # defined in two files with other parameters: ambiguous, so the name's category stays (one body would say
-    # attention: its helper's dot, max and exp2)
+    # defined in two files with other parameters: ambiguous, but both bodies say attention (their helper's dot,
+    # max and exp2), which the name alone does not
     tiles = found["_fill_tiles_kernel"]
-    assert tiles.status == "ambiguous" and tiles.category_rule == classify(["_fill_tiles_kernel"])[0].category_rule
+    assert tiles.status == "ambiguous" and (tiles.category, tiles.category_rule) == (
+        "attention",
+        "source:attention-dot",
+    )
+    assert classify(["_fill_tiles_kernel"])[0].category != "attention"
 
 
 def test_gap_find_sources_takes_the_category_the_source_decided(tmp_path: Path) -> None:
@@ -194,6 +198,19 @@ def test_a_bare_name_resolved_to_a_triton_function_is_triton(tmp_path: Path) -> 
     assert (both.kind, both.kind_rule, both.category) == ("triton", "source:triton-definition", named.category)
     [other] = Finder(index).find(["no_such_rows_kernel"])
     assert (other.status, other.kind, other.kind_rule) == ("not_found", "unknown", named.rule)
+
+
+def test_an_ambiguous_triton_name_takes_the_category_all_its_definitions_agree_on(tmp_path: Path) -> None:
+    """Which of two definitions ran is open; what it computes is not when both bodies say the same (an engine
+    keeps one copy of a kernel per backend); where they differ (the test above), the name decides."""
+    repo = _engine(tmp_path)
+    (repo / "engine" / "mem_cache" / "paged.py").write_text(PLAIN.replace("n, BLOCK", "n, m, BLOCK"))
+    index = SourceIndex(tmp_path / "i.sqlite")
+    index.index([repo])
+    [both] = Finder(index).find(["move_rows_kernel"])
+    assert both.status == "ambiguous" and len(both.candidates) == 2
+    assert (both.category, both.category_rule) == ("kv_cache", "source:kv-cache-module")
+    assert classify(["move_rows_kernel"])[0].category != "kv_cache"
 
 
 def test_suggest_reads_each_kernel_as_its_source_shows(tmp_path: Path) -> None:

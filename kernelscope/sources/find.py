@@ -12,7 +12,7 @@ import difflib
 import itertools
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -274,6 +274,15 @@ def definition_text(loc: KernelDefinition) -> tuple[str, list[str]] | None:
     # lines of brackets alone say nothing of what the code does
     kept = [s for line in _COMMENT.sub("", "\n".join(body)).splitlines() if re.search(r"\w", s := line.strip())]
     return re.sub(r"\s+", "", _COMMENT.sub("", text[m.end() : close])), kept
+
+
+def _agreed(ident: KernelIdentity, defs: Sequence[KernelDefinition]) -> tuple[str, str]:
+    """The category of an ambiguous Triton name: what every definition's body says where they all agree (an
+    engine keeps one kernel per backend folder), else the name's."""
+    if ident.kind != "triton" or not weak(ident):
+        return ident.category, ident.category_rule
+    read = {(r.category, r.category_rule) for r in (_with_body(ident, d) for d in defs)}
+    return read.pop() if len(read) == 1 else (ident.category, ident.category_rule)
 
 
 def _with_body(ident: KernelIdentity, loc: KernelDefinition) -> KernelIdentity:
@@ -543,6 +552,7 @@ class Finder:
                 if len(made := {t.definition for t in top}) == 1:  # which file is open; which compiler is not
                     read = with_definition(ident, made.pop())
                     base.kind, base.kind_rule = read.kind, read.rule
+                    base.category, base.category_rule = _agreed(read, top)
                 return base
             base.copies = [t for t in top if t is not first]
             base.reason = "; ".join(filter(None, [base.reason, _copies_reason(top)]))
