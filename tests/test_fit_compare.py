@@ -68,6 +68,17 @@ def test_columns_equal_fit_alone_and_the_compiler(names: list[str]) -> None:
         _check_against_compiler(name, c)
 
 
+@pytest.mark.parametrize("name", [*sorted(p.name for p in CODEOBJ.glob("*.hsaco"))])
+def test_sgpr_gauge_holds_what_the_compiler_counted(name: str) -> None:
+    """``.sgpr_count`` counts VCC (and on GFX9 flat scratch and XNACK) besides the addressable SGPRs: the gauge's
+    ceiling is the count's own (LLVM's getMaxNumSGPRs, not addressable), so no real code object reads as over it."""
+    for fit in api.fit([CODEOBJ / name]).kernels:
+        (truth,) = [k for k in _note_metadata(CODEOBJ / name)["amdhsa.kernels"] if k[".name"] == fit.name]  # type: ignore[union-attr]
+        (sgpr,) = [g for g in fit.gauges if g.label == "SGPR"]
+        assert sgpr.used == truth[".sgpr_count"] and sgpr.limit is not None
+        assert sgpr.used <= sgpr.limit == (108 if fit.arch.startswith("gfx1") else 112)
+
+
 def test_a_kernel_in_only_some_inputs() -> None:
     report = api.fit_compare([CODEOBJ / "add_gfx942.hsaco", CODEOBJ / "mm_gfx942.hsaco"])
     by = {k.name: [c is not None for c in k.columns] for k in report.kernels}

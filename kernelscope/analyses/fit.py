@@ -63,7 +63,9 @@ def fit(k: KernelCode) -> KernelFit:
         )
         if k.agpr is not None:
             gauges.append(Gauge(label="  of which AGPR", used=k.agpr, limit=get("max_vgprs_per_wave")))
-        gauges.append(Gauge(label="SGPR", used=k.sgpr or 0, limit=get("max_sgprs_per_wave")))
+        # .sgpr_count counts VCC (and on GFX9 flat scratch and XNACK) too: against 102 addressable, 106 read as over
+        limit = get("max_sgprs_counted_per_wave") or get("max_sgprs_per_wave")
+        gauges.append(Gauge(label="SGPR", used=k.sgpr or 0, limit=limit))
         lds = (k.lds_bytes or 0) + (k.occupancy.dynamic_shared_bytes if k.occupancy else 0)
         gauges.append(Gauge(label="LDS / workgroup", used=lds, limit=get("max_lds_per_workgroup_bytes"), unit="B"))
         spills = (k.vgpr_spill or 0) + (k.sgpr_spill or 0)
