@@ -121,8 +121,8 @@ class FittedTable:
         room = options.max_width - 1 - _RULE * len(cols)
         if sum(least.values()) <= room:
             widths = {c.key: max([len(c.label), *map(_span, cells[c.key])]) for c in cols}
-            while sum(widths.values()) > room:  # narrow long text first, then headers: the widest, one at a time
-                key = max((k for k in widths if widths[k] > least[k]), key=lambda k: (k in text, widths[k]))
+            while sum(widths.values()) > room:  # break headers first (once), then wrap long text (on every row)
+                key = max((k for k in widths if widths[k] > least[k]), key=lambda k: (k not in text, widths[k]))
                 widths[key] -= 1
             tab = RichTable(title=Text(one_line(t.title)), title_justify="left", header_style="bold")  # not markup
             for c in cols:

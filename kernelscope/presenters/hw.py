@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Group
-from rich.table import Table as RichTable
 from rich.text import Text
 
 from kernelscope.hw.specs import GpuSpec, GpuSpecs
-from kernelscope.presenters.base import Presenter
+from kernelscope.presenters.base import Column, Presenter, Table, rich_table
 from kernelscope.presenters.base import render_json as base_render_json
 
 SUMMARY = (
@@ -29,24 +28,45 @@ def _v(spec: GpuSpec, field: str) -> str:
     return "UNKNOWN" if v.value == "UNKNOWN" else ("n/a" if v.value is None else f"{v.value:,}")
 
 
+SUMMARY_COLUMNS = [
+    Column("key", "key", justify="left"),
+    Column("name", "name", justify="left"),
+    Column("arch", "arch", justify="left"),  # says the vendor (gfx*, sm_*); the JSON and `kscope hw NAME` name it
+    Column("compute_units", "CUs / SMs"),
+    Column("memory_bandwidth_gbs", "memory GB/s"),
+    Column("bf16_matrix_tflops", "bf16 matrix TFLOPS"),
+    Column("fp8_matrix_tflops", "fp8 matrix TFLOPS"),
+    Column("fp32_tflops", "fp32 TFLOPS"),
+    Column("l2_cache_mib", "L2 MiB"),
+]
+SPEC_COLUMNS = [
+    Column("spec", "spec", justify="left"),
+    Column("value", "value", justify="left"),
+    Column("unit", "unit", justify="left"),
+    Column("source", "source", justify="left"),
+    Column("section", "section", justify="left"),
+]
+
+
 def renderable(specs: Sequence[GpuSpec], detected: str | None, full: bool) -> Group:
-    parts: list[RichTable | Text] = []
     head = Text(f"present GPU: {detected or 'none detected'}", style="dim")
     if full:
-        for s in specs:
-            tab = RichTable(title=f"{s.name} ({s.vendor} {s.arch})", title_justify="left", header_style="bold")
-            for h in ("spec", "value", "unit", "source", "section"):
-                tab.add_column(h, overflow="fold")
-            for k, v in s.specs.items():
-                tab.add_row(k, _v(s, k), v.unit, v.source, v.section + (f" — {v.note}" if v.note else ""))
-            parts.append(tab)
-        return Group(head, *parts)
-    tab = RichTable(title="Hardware database (kscope hw NAME for values and citations)", title_justify="left")
-    for h in ("key", "name", "vendor", "arch", *SUMMARY):
-        tab.add_column(h, justify="left" if h in ("key", "name", "vendor", "arch") else "right")
-    for s in specs:
-        tab.add_row(s.key, s.name, s.vendor, s.arch, *(_v(s, f) for f in SUMMARY))
-    return Group(head, tab)
+        tables = [
+            Table(
+                f"{s.name} ({s.vendor} {s.arch})",
+                SPEC_COLUMNS,
+                [
+                    {"spec": k, "value": _v(s, k), "unit": v.unit, "source": v.source,
+                     "section": v.section + (f" — {v.note}" if v.note else "")}
+                    for k, v in s.specs.items()
+                ],
+            )
+            for s in specs
+        ]  # fmt: skip
+        return Group(head, *map(rich_table, tables))
+    rows = [{"key": s.key, "name": s.name, "arch": s.arch} | {f: _v(s, f) for f in SUMMARY} for s in specs]
+    title = "Hardware database (kscope hw NAME for values and citations)"
+    return Group(head, rich_table(Table(title, SUMMARY_COLUMNS, rows)))
 
 
 def render_json(doc: tuple[Sequence[GpuSpec], str | None]) -> str:
