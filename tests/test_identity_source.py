@@ -61,9 +61,10 @@ def test_every_source_rule_has_real_examples() -> None:
 @pytest.mark.parametrize(("rule_id", "facts"), _cases(RULES.sources))
 def test_source_rule_decides_its_examples(rule_id: str, facts: dict[str, str]) -> None:
     named = classify([facts["kernel"]])[0]
-    assert named.category_rule.split("(")[0] in RULES.source_weak  # the name alone decides weakly
-    read = with_source(named, _body(facts))
     rule = next(r for r in RULES.sources if r.id == rule_id)
+    # the name alone decides weakly, or by a rule this source rule may replace (a top-k an attention backend keeps)
+    assert named.category_rule.split("(")[0] in RULES.source_weak | rule.over
+    read = with_source(named, _body(facts))
     assert (read.category_rule, read.category) == (SOURCE_RULE + rule_id, rule.category)
     assert (read.kind, read.function, read.dtype) == (named.kind, named.function, named.dtype)
 
@@ -74,6 +75,18 @@ def test_a_name_that_says_what_it_computes_keeps_its_category() -> None:
     facts = {"module": "vllm/v1/attention/ops/kv_cache_norm.py", "params": "x_ptr, slot_mapping_ptr", "ops": "load"}
     assert with_source(named, _body(facts)) == named
     assert named.category == "norm"
+
+
+def test_a_rule_replaces_only_the_name_rules_it_is_over() -> None:
+    """``over`` scopes a source rule: a top-k kept by an attention backend is attention's, but a router's own
+    gating GEMM (a dot over expert ids) stays the router's, and a top-k elsewhere stays a top-k."""
+    named = classify(["_routing_sigmoid_top1_kernel"])[0]
+    assert named.category == "router" and named.category_rule not in RULES.source_weak
+    gemm = {"module": "pkg/layers/fused_moe/router.py", "params": "x_ptr, w_ptr, topk_ids_ptr", "ops": "dot load"}
+    assert with_source(named, _body(gemm)) == named
+    assert with_source(named, _body({"module": "pkg/layers/sampler/topk.py", "ops": "load"})) == named
+    attn = with_source(named, _body({"module": "pkg/v1/attention/backends/mla/sparse.py", "ops": "load"}))
+    assert (attn.category, attn.category_rule) == ("attention", SOURCE_RULE + "attention-module")
 
 
 def test_facts_no_rule_matches_leave_the_name_decision() -> None:
@@ -118,6 +131,10 @@ def test_bad_source_rules_are_one_clear_error() -> None:
     doc = yaml.safe_load(text)
     del doc["sources"][0]["category"]
     with pytest.raises(InputError, match="needs the category it decides"):
+        parse(doc)
+    doc = yaml.safe_load(text)
+    doc["sources"][0]["over"] = ["no-such-rule"]
+    with pytest.raises(InputError, match="kv-cache-module: over names no category rule: no-such-rule"):
         parse(doc)
     doc = yaml.safe_load(text)
     doc["source_weak"].append("no-such-rule")

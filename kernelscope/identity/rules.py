@@ -32,6 +32,7 @@ class Rule:
     group: re.Pattern[str] | None = None  # function: the named group f (or g) of this pattern
     whole: bool = False  # function: the whole name
     facts: tuple[dict[str, str], ...] = ()  # source rules: real kernels' source facts it decides (its examples)
+    over: frozenset[str] = frozenset()  # source rules: name rules, besides ``source_weak``, whose decision it replaces
 
     def applies(self, fields: dict[str, str]) -> bool:
         return all(p.search(fields[k]) for k, p in self.match.items()) and not any(
@@ -140,6 +141,7 @@ def _source_rule(entry: dict[str, Any]) -> Rule:
         examples=tuple(f.get("kernel", "") for f in facts),
         category=str(entry["category"]),
         facts=facts,
+        over=frozenset(entry.get("over") or ()),
     )
 
 
@@ -174,6 +176,9 @@ def parse(doc: dict[str, Any]) -> RuleSet:
         raise InputError("identity rules: the last kind and category rules must match everything")
     if unknown := rs.source_weak - {r.id for r in rs.categories}:
         raise InputError(f"identity rules: source_weak names no category rule: {', '.join(sorted(unknown))}")
+    for r in rs.sources:
+        if unknown := r.over - {c.id for c in rs.categories}:
+            raise InputError(f"identity rules: {r.id}: over names no category rule: {', '.join(sorted(unknown))}")
     return rs
 
 

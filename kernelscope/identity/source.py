@@ -45,20 +45,28 @@ def with_definition(ident: KernelIdentity, definition: str) -> KernelIdentity:
     return msgspec.structs.replace(ident, kind=kind, rule=f"{SOURCE_RULE}{definition}-definition")
 
 
+def _name_rule(ident: KernelIdentity) -> str:
+    return ident.category_rule.split("(", 1)[0]  # ``elementwise(context)`` is ``elementwise``
+
+
 def weak(ident: KernelIdentity, rules: RuleSet | None = None) -> bool:
-    """Whether the name decided the category only by a ``source_weak`` rule (``elementwise(context)`` counts
-    as ``elementwise``), so that the kernel's source may decide it: else reading the source is wasted."""
-    return ident.category_rule.split("(", 1)[0] in (rules or default_rules()).source_weak
+    """Whether the name decided the category only by a ``source_weak`` rule, or by one a source rule may
+    replace (its ``over``), so that the kernel's source may decide it: else reading the source is wasted."""
+    rules = rules or default_rules()
+    rule = _name_rule(ident)
+    return rule in rules.source_weak or any(rule in r.over for r in rules.sources)
 
 
 def with_source(ident: KernelIdentity, body: KernelBody, rules: RuleSet | None = None) -> KernelIdentity:
-    """``ident`` with its category decided by ``body`` where a ``sources`` rule applies and the name's own
-    category rule is ``weak``; else ``ident``."""
+    """``ident`` with its category decided by ``body`` where a ``sources`` rule applies to the name's own
+    category rule (one of ``source_weak``, or of the source rule's ``over``); else ``ident``."""
     rules = rules or default_rules()
     if not weak(ident, rules):
         return ident
-    known = facts(body, ident.function)
-    rule = next((r for r in rules.sources if r.applies(known)), None)
+    known, named = facts(body, ident.function), _name_rule(ident)
+    rule = next(
+        (r for r in rules.sources if (named in rules.source_weak or named in r.over) and r.applies(known)), None
+    )
     if rule is None or rule.category is None:
         return ident
     return msgspec.structs.replace(ident, category=rule.category, category_rule=SOURCE_RULE + rule.id)

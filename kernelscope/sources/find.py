@@ -281,8 +281,9 @@ def _agreed(ident: KernelIdentity, defs: Sequence[KernelDefinition]) -> tuple[st
     engine keeps one kernel per backend folder), else the name's."""
     if ident.kind != "triton" or not weak(ident):
         return ident.category, ident.category_rule
-    read = {(r.category, r.category_rule) for r in (_with_body(ident, d) for d in defs)}
-    return read.pop() if len(read) == 1 else (ident.category, ident.category_rule)
+    read = [_with_body(ident, d) for d in defs]
+    agreed = len({r.category for r in read}) == 1
+    return (read[0].category, read[0].category_rule) if agreed else (ident.category, ident.category_rule)
 
 
 def _with_body(ident: KernelIdentity, loc: KernelDefinition) -> KernelIdentity:
