@@ -79,6 +79,7 @@ FIRST = {
     42: "75b5723",
     43: "cf544e0",
     44: "038fab4",
+    45: "0d8145d",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
