@@ -46,6 +46,7 @@ def _body(facts: dict[str, str]) -> KernelBody:
         params=tuple(p.strip() for p in facts.get("params", "").split(",") if p.strip()),
         doc=facts.get("doc", ""),
         module=facts.get("module", ""),
+        flow=facts.get("flow", ""),
     )
 
 
@@ -92,6 +93,10 @@ def test_a_rule_replaces_only_the_name_rules_it_is_over() -> None:
 def test_facts_no_rule_matches_leave_the_name_decision() -> None:
     named = classify(["_fill_tiles_kernel"])[0]
     assert with_source(named, _body({"module": "pkg/ops/tiles.py", "ops": "load store"})) == named
+    # integer bookkeeping (counts, offsets from loaded lengths) computes on what it loads, but no float math: the
+    # engines' index helpers, which the labellers call other, attention or kv_cache by purpose
+    index = {"module": "pkg/ops/tiles.py", "ops": "load maximum store", "flow": "computes"}
+    assert with_source(named, _body(index)) == named
 
 
 def test_body_reads_ops_of_the_kernel_and_its_own_files_helpers() -> None:
@@ -102,6 +107,34 @@ def test_body_reads_ops_of_the_kernel_and_its_own_files_helpers() -> None:
     assert body.params == ("q_ptr", "k_ptr", "o_ptr", "BLOCK")
     assert body.doc == "Slot bookkeeping for a paged cache."  # the module's, the kernel has none
     assert body.module == "a/b.py"
+
+
+FLOWS = [  # (what the body's stores write, the statements after ``offs``)
+    ("moves", "    v = tl.load(src + offs)\n    tl.store(dst + offs, v)"),
+    ("moves", "    v = tl.load(src + offs).to(tl.float32)\n    tl.store(dst + offs, v, mask=offs < n)"),
+    ("moves", "    s = tl.load(slots + offs)\n    v = tl.load(src + s * 64)\n    tl.store(dst + s * 64, value=v)"),
+    ("computes", "    v = tl.load(src + offs)\n    tl.store(dst + offs, tl.sigmoid(v) * v)"),
+    (
+        "computes",
+        "    acc = tl.zeros([8], tl.float32)\n    for i in range(4):\n        acc += tl.load(src + i)\n    tl.store(dst, acc)",
+    ),
+    ("computes", "    v = tl.load(src + offs)\n    tl.atomic_add(dst + offs, v)"),
+    ("", "    tl.store(dst + offs, offs * 2 + pid)"),  # indices only: nothing loaded is written
+]
+
+
+@pytest.mark.parametrize(("flow", "statements"), FLOWS)
+def test_body_flow_says_whether_stores_move_or_compute_loaded_values(flow: str, statements: str) -> None:
+    text = f"@triton.jit\ndef k(src, dst, slots, n):\n    pid = tl.program_id(0)\n    offs = pid * 8 + tl.arange(0, 8)\n{statements}\n"
+    body = kernel_body(text, "k", 1, "pkg/ops/k.py")
+    assert body is not None and body.flow == flow
+
+
+def test_body_flow_of_an_expression_deeper_than_the_stack_is_unknown_not_an_error() -> None:
+    deep = "+".join(["v"] * 2000)  # the parser takes it; a recursive walk of it would not
+    text = f"@triton.jit\ndef k(src, dst):\n    v = tl.load(src)\n    w = {deep}\n    tl.store(dst, w)\n"
+    body = kernel_body(text, "k", 1, "pkg/ops/k.py")
+    assert body is not None and body.flow == "" and "store" in body.ops
 
 
 def test_body_is_found_from_any_line_of_its_decorators_or_its_def() -> None:

@@ -14,7 +14,7 @@ from kernelscope.errors import InputError
 
 FIELDS = ("name", "bare", "mangled", "kd", "head", "path", "function", "wrapper", "text", "words", "ns", "context")
 # the facts of a kernel's source (identity.source): its body's calls, parameters, file, helpers, docstring, name
-SOURCE_FIELDS = ("ops", "params", "module", "helpers", "doc", "words")
+SOURCE_FIELDS = ("ops", "params", "module", "helpers", "doc", "words", "flow")
 
 
 @dataclass(frozen=True)

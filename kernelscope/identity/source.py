@@ -33,6 +33,7 @@ def facts(body: KernelBody, function: str) -> dict[str, str]:
         "helpers": words(*body.helpers),
         "doc": words(body.doc),
         "words": words(function),
+        "flow": body.flow,
     }
 
 

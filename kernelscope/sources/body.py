@@ -26,6 +26,7 @@ class KernelBody:
     params: tuple[str, ...]  # parameter names (``slot_mapping``, ``BLOCK_M``)
     doc: str  # the docstring (the kernel's own, else its module's)
     module: str  # the file's path inside its repository (``vllm/v1/attention/ops/merge.py``)
+    flow: str = ""  # what its stores write: ``computes`` (arithmetic on loaded values), ``moves`` (them unchanged)
 
 
 def _calls(fn: ast.FunctionDef, defs: dict[str, ast.FunctionDef]) -> tuple[set[str], list[str]]:
@@ -47,6 +48,77 @@ def _calls(fn: ast.FunctionDef, defs: dict[str, ast.FunctionDef]) -> tuple[set[s
                     reached.append(inner)
         level = reached
     return ops, helpers
+
+
+_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult)
+_SHAPE = frozenset({"to", "reshape", "trans", "permute", "broadcast_to", "expand_dims", "view", "cast", "where"})
+_RAW, _COMPUTED = 1, 2  # a value loaded (and perhaps cast or reshaped), one arithmetic made of loaded values
+
+
+def _call_level(node: ast.Call, env: dict[str, int]) -> int:
+    attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
+    if attr in ("load", "atomic_load"):
+        return _RAW
+    parts: list[ast.AST] = [*node.args, *(k.value for k in node.keywords)]
+    if isinstance(node.func, ast.Attribute):
+        parts.append(node.func.value)  # ``x.to(tl.float32)``: the value it casts
+    inner = max((_level(p, env) for p in parts), default=0)
+    return inner if attr in _SHAPE or not inner else _COMPUTED  # tl.exp, tl.sum, a helper: made of loaded values
+
+
+def _level(node: ast.AST | None, env: dict[str, int]) -> int:
+    """How a value derives from what the kernel loaded: 0 not at all (indices, constants), ``_RAW``, ``_COMPUTED``."""
+    if isinstance(node, ast.Call):
+        return _call_level(node, env)
+    operands: list[ast.AST] = []
+    arithmetic = False
+    if isinstance(node, ast.BinOp):
+        operands, arithmetic = [node.left, node.right], isinstance(node.op, _ARITH)
+    elif isinstance(node, ast.UnaryOp):
+        operands, arithmetic = [node.operand], isinstance(node.op, ast.USub)
+    elif isinstance(node, ast.IfExp):
+        operands = [node.body, node.orelse]
+    elif isinstance(node, (ast.Subscript, ast.Attribute)):
+        operands = [node.value]
+    elif isinstance(node, ast.Tuple):
+        operands = list(node.elts)
+    elif isinstance(node, ast.Name):
+        return env.get(node.id, 0)
+    inner = max((_level(o, env) for o in operands), default=0)
+    return _COMPUTED if inner and arithmetic else inner
+
+
+def _stored(node: ast.Call) -> ast.AST | None:
+    """The value a ``tl.store(pointer, value, ...)`` writes."""
+    return node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "value"), None)
+
+
+def _flow(fn: ast.FunctionDef) -> str:
+    """Whether the kernel's stores write arithmetic on loaded values (``computes``), loaded values unchanged
+    (``moves``), or neither (indices, constants: ``""``) — in program order, loops read twice."""
+    env: dict[str, int] = {}
+    stored = 0
+    for _ in range(2):  # a loop's accumulator: its second pass sees what the first bound
+        for node in (n for stmt in fn.body for n in ast.walk(stmt)):
+            if isinstance(node, ast.Assign):
+                level = _level(node.value, env)
+                for t in node.targets:
+                    for name in (e for e in ast.walk(t) if isinstance(e, ast.Name)):
+                        env[name.id] = max(env.get(name.id, 0), level)
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                level = max(_level(node.value, env), env.get(node.target.id, 0))
+                env[node.target.id] = _COMPUTED if level and isinstance(node.op, _ARITH) else level
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr == "store":
+                    value = (
+                        node.args[1]
+                        if len(node.args) > 1
+                        else next((k.value for k in node.keywords if k.arg == "value"), None)
+                    )
+                    stored = max(stored, _level(value, env))
+                elif node.func.attr.startswith("atomic_") and node.func.attr != "atomic_load":
+                    stored = max(stored, _COMPUTED if any(_level(a, env) for a in node.args[1:]) else 0)
+    return {0: "", _RAW: "moves", _COMPUTED: "computes"}[stored]
 
 
 @dataclass(frozen=True)
@@ -93,4 +165,12 @@ def kernel_body(text: str, symbol: str, line: int, path: str) -> KernelBody | No
         params=params,
         doc=doc,
         module=str(PurePosixPath(path)),
+        flow=_safe_flow(fn),
     )
+
+
+def _safe_flow(fn: ast.FunctionDef) -> str:
+    try:
+        return _flow(fn)
+    except RecursionError:  # an expression nested deeper than the stack (the parser allows some the walk cannot)
+        return ""
