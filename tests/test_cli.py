@@ -187,3 +187,18 @@ def test_every_library_parameter_has_a_cli_option_with_the_same_default() -> Non
         checked += 1
     assert checked >= 6
     assert "paths" not in cli.parameters and "traces" in click_params  # the files are the argument
+
+
+@pytest.mark.parametrize("group", [(), ("tune",), ("memory",), ("task",), ("skills",)])
+def test_help_lists_each_command_by_its_summary_on_one_line(kscope: Kscope, group: tuple[str, ...]) -> None:
+    """Rich help lists a command by ``short_help``, else by its help's first paragraph with the docstring's line
+    breaks kept (a wrapped sentence then printed broken mid-line): every command has a one-line summary."""
+    from kernelscope.cli import app
+
+    root = typer.main.get_group(app)
+    command = root.get_command(None, group[0]) if group else root  # type: ignore[arg-type]
+    text = kscope(*group, "--help").stdout
+    for name, sub in command.commands.items():  # type: ignore[union-attr]
+        summary = sub.short_help or (sub.help or "").split("\n\n", 1)[0]
+        assert "\n" not in summary and summary == " ".join((sub.help or "").split("\n\n", 1)[0].split()), name
+        assert summary.split()[0] in text

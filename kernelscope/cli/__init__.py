@@ -55,16 +55,28 @@ COMMANDS: dict[str, tuple[str, str]] = {
 _CONTEXT = {"profile": {"allow_extra_args": True, "ignore_unknown_options": True}}
 
 
+def _one_line(command: Command) -> Command:
+    """A command whose list entry is its help's first paragraph on one line (rich help keeps a docstring's line
+    breaks, so a wrapped sentence printed as two), with its subcommands' likewise."""
+    if command.short_help is None and command.help:
+        command.short_help = " ".join(command.help.split("\n\n", 1)[0].split())
+    for sub in getattr(command, "commands", {}).values():
+        _one_line(sub)
+    return command
+
+
 def _load(name: str) -> Command:
     module, attr = COMMANDS[name]
     obj = getattr(importlib.import_module(f"kernelscope.cli.{module}"), attr)
     if isinstance(obj, typer.Typer):
         group = typer.main.get_group(obj)
         group.name = name
-        return group
+        return _one_line(group)
     info = typer.models.CommandInfo(name=name, callback=obj, context_settings=_CONTEXT.get(name))
-    return typer.main.get_command_from_info(
-        info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode
+    return _one_line(
+        typer.main.get_command_from_info(
+            info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode
+        )
     )
 
 
