@@ -22,6 +22,7 @@ from kernelscope.presenters import plots
 from kernelscope.presenters.base import Column, Table, fmt, render_json, render_markdown, short_name
 from kernelscope.presenters.roofline import png as roofline_png
 from kernelscope.presenters.roofline import svg as roofline_svg
+from kernelscope.presenters.roofline import table as roofline_table
 from kernelscope.presenters.suggest import table as candidates_table
 
 TOP = 15  # kernels in the gap plot and tables; the rest is one "other" bar
@@ -64,21 +65,7 @@ def msgspec_row(obj: Any) -> dict[str, Any]:
 
 
 def _roofline_table(r: Report) -> Table | None:
-    if r.roofline is None:
-        return None
-    cols = [
-        Column("n", "#"),
-        Column("label", "Op / kernel", justify="left"),
-        Column("time_us", "µs", 1),
-        Column("intensity", "flop/B", 1),
-        Column("achieved_tflops", "TFLOPS", 1),
-        Column("achieved_gbs", "GB/s", 0),
-        Column("bound", "Bound", justify="left"),
-        Column("pct_of_roof", "% roof", 0),
-        Column("pct_of_measured_roof", "% measured", 0),
-    ]
-    rows = [{**msgspec_row(p), "n": i} for i, p in enumerate(r.roofline.points, 1)]
-    return Table(f"Roofline ({r.roofline.peaks.gpu})", cols, rows)
+    return None if r.roofline is None else roofline_table(r.roofline, f"Roofline ({r.roofline.peaks.gpu})")
 
 
 def _code_table(r: Report) -> Table | None:

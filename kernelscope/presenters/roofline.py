@@ -6,6 +6,7 @@ import html
 import io
 import math
 
+import msgspec
 from rich.console import Group
 from rich.text import Text
 
@@ -25,13 +26,22 @@ COLUMNS = [
     Column("time_us", "µs", 1),
     Column("dtype", "dtype", justify="left"),
     Column("intensity", "flop/B", 1),
-    Column("tflops", "TFLOPS", 1),
-    Column("gbs", "GB/s", 0),
+    Column("achieved_tflops", "TFLOPS", 1),
+    Column("achieved_gbs", "GB/s", 0),
     Column("bound", "bound", justify="left"),
     Column("pct_of_roof", "% roof", 0),
     Column("pct_of_measured_roof", "% measured", 0),
     Column("meets_target", "≥90%"),
 ]
+
+
+def table(r: RooflineResult, title: str = "Roofline") -> Table:
+    """The points as rows, numbered as the plot labels them."""
+    met = {True: "yes", False: "no", None: None}
+    rows = [
+        {**msgspec.to_builtins(p), "rank": i, "meets_target": met[p.meets_target]} for i, p in enumerate(r.points, 1)
+    ]
+    return Table(title, COLUMNS, rows)
 
 
 def rich_renderable(r: RooflineResult) -> Group:
@@ -42,24 +52,7 @@ def rich_renderable(r: RooflineResult) -> Group:
         + (f"; measured {p.measured_gbs:,.0f} GB/s on {p.measured_on}" if p.measured_gbs else "; no measured ceilings"),
         style="dim",
     )
-    rows = [
-        {
-            "rank": i,
-            "label": pt.label,
-            "calls": pt.calls,
-            "time_us": pt.time_us,
-            "dtype": pt.dtype,
-            "intensity": pt.intensity,
-            "tflops": pt.achieved_tflops,
-            "gbs": pt.achieved_gbs,
-            "bound": pt.bound,
-            "pct_of_roof": pt.pct_of_roof,
-            "pct_of_measured_roof": pt.pct_of_measured_roof,
-            "meets_target": None if pt.meets_target is None else ("yes" if pt.meets_target else "no"),
-        }
-        for i, pt in enumerate(r.points, 1)
-    ]
-    tab = rich_table(Table("Roofline", COLUMNS, rows))  # fits the terminal; the labels (op and kernel names) escaped
+    tab = rich_table(table(r))  # fits the terminal; the labels (op and kernel names) escaped
     extra = [Text(f"no cost model (kernel µs): {r.unmodeled}", style="yellow")] if r.unmodeled else []
     return Group(head, tab, *extra)
 
