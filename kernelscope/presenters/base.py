@@ -96,6 +96,12 @@ def render_json(result: Any) -> str:
     return json_text(msgspec.json.format(msgspec.json.encode(result), indent=2)) + "\n"
 
 
+_SHORT = 12  # where long text's longer words (a path, an operand list) fold
+_RULE = 3  # what rich's default box adds to a column: one space each side and one rule
+_MIN_FLEX = 24  # a name cut shorter than this no longer says which kernel it is: columns go before that
+_LEAST_FLEX = 8  # and what a name keeps when even the kept columns leave it less
+
+
 def rich_table(t: Table, hidden: Collection[str] = ()) -> FittedTable:
     """A ``Table`` as rich renders it (cells as ``Text``: kernel names hold ``[brackets]``, not markup)."""
     return FittedTable(t, frozenset(hidden))
@@ -161,12 +167,6 @@ def _least_width(c: Column, cells: Sequence[str], text: bool) -> int:
     if not text:
         return max([header, *map(_span, cells)])
     return max(header, min(_SHORT, max((len(w) for x in cells for w in x.split()), default=0)))
-
-
-_SHORT = 12  # where long text's longer words (a path, an operand list) fold
-_RULE = 3  # what rich's default box adds to a column: one space each side and one rule
-_MIN_FLEX = 24  # a name cut shorter than this no longer says which kernel it is: columns go before that
-_LEAST_FLEX = 8  # and what a name keeps when even the kept columns leave it less
 
 
 def fitted_table(
