@@ -80,6 +80,7 @@ FIRST = {
     43: "cf544e0",
     44: "038fab4",
     45: "0d8145d",
+    46: "7f01128",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
