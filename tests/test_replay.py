@@ -418,3 +418,21 @@ def test_task_new_from_replay_fills_the_task(tmp_path: Path) -> None:
             cwd=tmp_path,
         )
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("f<64>(float*, int)", "f<64>"),
+        ("Foo::operator()(int)", "Foo::operator()"),
+        ("f(int (*)(int))", "f"),
+        ("g<(int)2>(void)", "g<(int)2>"),
+        ("(anonymous namespace)::k", "(anonymous namespace)::k"),
+        ("plain_kernel", "plain_kernel"),
+        ("cut(int, flo", "cut(int, flo"),  # a profiler's cut name: no parameter list to drop
+    ],
+)
+def test_the_candidate_list_shows_kernels_without_their_parameter_lists(name: str, shown: str) -> None:
+    from kernelscope.presenters.replay import _unparameterized
+
+    assert _unparameterized(name) == shown

@@ -13,8 +13,9 @@ from rich.table import Table as RichTable
 
 from kernelscope.analyses.replay import describe_args
 from kernelscope.errors import one_line
+from kernelscope.identity.demangle import demangle_all
 from kernelscope.model.replay import Replay, ReplayList
-from kernelscope.presenters.base import shown_text
+from kernelscope.presenters.base import Column, FittedTable, Table, rich_table, short_name, shown_text
 
 _TEMPLATE = Path(__file__).with_name("replay_template.py")
 _BODY = "from __future__ import annotations\n"  # the template's code starts here; its comments stay behind
@@ -77,21 +78,42 @@ def rich_renderable(r: Replay) -> Group:
     return Group(grid)
 
 
-def list_renderable(r: ReplayList) -> RichTable:
+LIST_COLUMNS = [
+    Column("rank", "#"),
+    Column("op", "op", justify="left"),
+    Column("args", "args", justify="left"),
+    Column("calls", "calls"),
+    Column("total_us", "µs total", 1),
+    Column("kernel_us", "µs/call", 1),
+    Column("kernels", "kernels (without their parameter lists)", justify="left"),
+]
+
+
+def _unparameterized(name: str) -> str:
+    """A demangled kernel name less its parameter list (``f<64>(float*, int)`` is ``f<64>``), as a reader scans."""
+    depth = 0
+    for i in range(len(name) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(name[i], 0)
+        if depth == 0 and name[i] == "(":
+            return name[:i] if i else name
+    return name
+
+
+def list_renderable(r: ReplayList) -> FittedTable:
     """The matching signatures, hottest first, with why the ones that cannot be replayed cannot."""
-    title = shown_text(f"{r.trace}: {r.selection} ({r.device or 'unnamed GPU'})")
-    tab = RichTable(title=title, title_justify="left", header_style="bold")
-    for h in ("#", "op", "args", "calls", "µs total", "µs/call", "kernels"):
-        tab.add_column(h, justify="right" if h in ("#", "calls", "µs total", "µs/call") else "left", overflow="fold")
-    for c in r.candidates:
-        kernels = "; ".join(c.kernels) if c.replayable else f"(not replayable: {c.why_not}) " + "; ".join(c.kernels)
-        tab.add_row(
-            str(c.rank),
-            shown_text(c.op),
-            shown_text(c.args),
-            str(c.calls),
-            f"{c.total_ns / 1e3:,.1f}",
-            f"{c.kernel_ns / 1e3:,.1f}",
-            shown_text(kernels, style="" if c.replayable else "dim"),
-        )
-    return tab
+    dm = demangle_all([k for c in r.candidates for k in c.kernels])
+    shown = {k: short_name(_unparameterized(d.text.removeprefix("void ")), None) for k, d in dm.items()}
+    rows = [
+        {
+            "rank": c.rank,
+            "op": c.op,
+            "args": c.args,
+            "calls": c.calls,
+            "total_us": c.total_ns / 1e3,
+            "kernel_us": c.kernel_ns / 1e3,
+            "kernels": ("" if c.replayable else f"(not replayable: {c.why_not}) ")
+            + "; ".join(shown[k] for k in c.kernels),
+        }
+        for c in r.candidates
+    ]
+    return rich_table(Table(f"{r.trace}: {r.selection} ({r.device or 'unnamed GPU'})", LIST_COLUMNS, rows))
