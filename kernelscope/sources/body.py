@@ -110,12 +110,7 @@ def _flow(fn: ast.FunctionDef) -> str:
                 env[node.target.id] = _COMPUTED if level and isinstance(node.op, _ARITH) else level
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 if node.func.attr == "store":
-                    value = (
-                        node.args[1]
-                        if len(node.args) > 1
-                        else next((k.value for k in node.keywords if k.arg == "value"), None)
-                    )
-                    stored = max(stored, _level(value, env))
+                    stored = max(stored, _level(_stored(node), env))
                 elif node.func.attr.startswith("atomic_") and node.func.attr != "atomic_load":
                     stored = max(stored, _COMPUTED if any(_level(a, env) for a in node.args[1:]) else 0)
     return {0: "", _RAW: "moves", _COMPUTED: "computes"}[stored]
