@@ -433,6 +433,6 @@ def test_task_new_from_replay_fills_the_task(tmp_path: Path) -> None:
     ],
 )
 def test_the_candidate_list_shows_kernels_without_their_parameter_lists(name: str, shown: str) -> None:
-    from kernelscope.presenters.replay import _unparameterized
+    from kernelscope.presenters.base import without_params
 
-    assert _unparameterized(name) == shown
+    assert without_params(name) == shown

@@ -74,11 +74,27 @@ def short_name(name: str, function: str | None, width: int = 100) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def display_names(names: Collection[str]) -> dict[str, str]:
+def display_names(names: Collection[str], params: bool = True) -> dict[str, str]:
     """Kernels as a reader scans a table for them: a mangled symbol demangled (one c++filt batch for all) and
-    cut at 100 characters, control characters escaped; the machine-readable outputs keep the symbol whole."""
+    cut at 100 characters, control characters escaped; ``params=False`` also drops the return type and the
+    parameter list of every name (``void f<64>(float*, int)`` is ``f<64>``). The machine-readable outputs keep
+    the symbol whole."""
     dm = demangle_all(names)
-    return {n: one_line(short_name(dm[n].text.removeprefix("void ") if dm[n].mangled else n, None)) for n in dm}
+    shown = {n: dm[n].text.removeprefix("void ") if dm[n].mangled else n for n in dm}
+    if not params:
+        shown = {n: without_params(text.removeprefix("void ")) for n, text in shown.items()}
+    return {n: one_line(short_name(text, None)) for n, text in shown.items()}
+
+
+def without_params(name: str) -> str:
+    """A demangled name less its parameter list (``f<64>(float*, int)`` is ``f<64>``; a cut name, without its
+    closing parenthesis, stays as it is)."""
+    depth = 0
+    for i in range(len(name) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(name[i], 0)
+        if depth == 0 and name[i] == "(":
+            return name[:i] if i else name
+    return name
 
 
 def shown_text(text: str, style: str = "") -> Text:

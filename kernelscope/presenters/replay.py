@@ -13,9 +13,8 @@ from rich.table import Table as RichTable
 
 from kernelscope.analyses.replay import describe_args
 from kernelscope.errors import one_line
-from kernelscope.identity.demangle import demangle_all
 from kernelscope.model.replay import Replay, ReplayList
-from kernelscope.presenters.base import Column, FittedTable, Table, rich_table, short_name, shown_text
+from kernelscope.presenters.base import Column, FittedTable, Table, display_names, rich_table, shown_text
 
 _TEMPLATE = Path(__file__).with_name("replay_template.py")
 _BODY = "from __future__ import annotations\n"  # the template's code starts here; its comments stay behind
@@ -89,20 +88,9 @@ LIST_COLUMNS = [
 ]
 
 
-def _unparameterized(name: str) -> str:
-    """A demangled kernel name less its parameter list (``f<64>(float*, int)`` is ``f<64>``), as a reader scans."""
-    depth = 0
-    for i in range(len(name) - 1, -1, -1):
-        depth += {")": 1, "(": -1}.get(name[i], 0)
-        if depth == 0 and name[i] == "(":
-            return name[:i] if i else name
-    return name
-
-
 def list_renderable(r: ReplayList) -> FittedTable:
     """The matching signatures, hottest first, with why the ones that cannot be replayed cannot."""
-    dm = demangle_all([k for c in r.candidates for k in c.kernels])
-    shown = {k: short_name(_unparameterized(d.text.removeprefix("void ")), None) for k, d in dm.items()}
+    shown = display_names([k for c in r.candidates for k in c.kernels], params=False)
     rows = [
         {
             "rank": c.rank,
