@@ -276,14 +276,20 @@ def definition_text(loc: KernelDefinition) -> tuple[str, list[str]] | None:
     return re.sub(r"\s+", "", _COMMENT.sub("", text[m.end() : close])), kept
 
 
-def _agreed(ident: KernelIdentity, defs: Sequence[KernelDefinition]) -> tuple[str, str]:
-    """The category of an ambiguous Triton name: what every definition's body says where they all agree (an
-    engine keeps one kernel per backend folder), else the name's."""
-    if ident.kind != "triton" or not weak(ident):
-        return ident.category, ident.category_rule
+def _agreed(ident: KernelIdentity, defs: Sequence[KernelDefinition]) -> KernelIdentity:
+    """An ambiguous name's identity with the category every definition's body gives, where they all agree (an
+    engine keeps one kernel per backend folder); else the name's."""
     read = [_with_body(ident, d) for d in defs]
-    agreed = len({r.category for r in read}) == 1
-    return (read[0].category, read[0].category_rule) if agreed else (ident.category, ident.category_rule)
+    return read[0] if len({r.category for r in read}) == 1 else ident
+
+
+def _read(ident: KernelIdentity, definition: str, defs: Sequence[KernelDefinition]) -> tuple[str, str, str, str]:
+    """Kind, kind rule, category and category rule of a name whose definitions ``defs`` (one when resolved) are
+    all of kind ``definition``: the kind it proves, and for a weakly named Triton kernel what its body computes."""
+    read = with_definition(ident, definition)
+    if definition == "triton" and weak(read):  # else reading the files is wasted
+        read = _agreed(read, defs)
+    return read.kind, read.rule, read.category, read.category_rule
 
 
 def _with_body(ident: KernelIdentity, loc: KernelDefinition) -> KernelIdentity:
@@ -551,9 +557,7 @@ class Finder:
                 )
                 base.candidates = top
                 if len(made := {t.definition for t in top}) == 1:  # which file is open; which compiler is not
-                    read = with_definition(ident, made.pop())
-                    base.kind, base.kind_rule = read.kind, read.rule
-                    base.category, base.category_rule = _agreed(read, top)
+                    base.kind, base.kind_rule, base.category, base.category_rule = _read(ident, made.pop(), top)
                 return base
             base.copies = [t for t in top if t is not first]
             base.reason = "; ".join(filter(None, [base.reason, _copies_reason(top)]))
@@ -570,11 +574,7 @@ class Finder:
             return base
         base.status, base.location, base.candidates = "resolved", locs[0], locs[:10]
         base.tests = self._tests(locs[0])
-        read = with_definition(ident, locs[0].definition)
-        if locs[0].definition == "triton" and weak(read):
-            read = _with_body(read, locs[0])
-        base.kind, base.kind_rule = read.kind, read.rule
-        base.category, base.category_rule = read.category, read.category_rule
+        base.kind, base.kind_rule, base.category, base.category_rule = _read(ident, locs[0].definition, locs[:1])
         return base
 
     def _tests(self, loc: KernelDefinition, limit: int = 3) -> list[TestHit]:
