@@ -325,6 +325,56 @@ def test_a_plain_folder_inside_an_ignoring_work_tree_is_walked(tmp_path: Path) -
     assert list_files(tree) == ["own.cu"]
 
 
+_TRIL = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def solve_tril_kernel(A, Ai, T, BT: tl.constexpr):
+    i = tl.program_id(0)
+    a = tl.load(A + i * BT + tl.arange(0, BT))
+    tl.store(Ai + i * BT + tl.arange(0, BT), a * 2.0)
+"""
+
+
+@pytest.mark.parametrize("git", [True, False], ids=["git", "walked"])
+def test_a_vendored_tree_is_read_for_the_python_a_package_ships(tmp_path: Path, git: bool) -> None:
+    """vLLM ships flash-linear-attention's Triton kernels in ``vllm/third_party/`` and runs them: the index
+    reads them, but a kernel defined only there is another project's, so the name alone leaves it ambiguous
+    (the file still proves it is Triton), and resolved once the workload's modules say the package ran. The
+    vendored tree's C++ and a root-level ``3rdparty/`` (a build dependency) stay out."""
+    from kernelscope.sources.index import list_files
+
+    files = {
+        "vl/vl/__init__.py": "",
+        "vl/vl/third_party/fla/__init__.py": "",
+        "vl/vl/third_party/fla/ops/solve_tril.py": _TRIL,
+        "vl/vl/third_party/deep_gemm/include/gemm.cuh": "__global__ void vendored_gemm_kernel(int* s) {}\n",
+        "vl/3rdparty/cutlass/python/example.py": _TRIL.replace("solve_tril_kernel", "cutlass_example_kernel"),
+        "vl/csrc/own.cu": "__global__ void own_kernel(int* s) {}\n",
+    }
+    (root,) = _write(tmp_path, files)
+    if git:
+        _git(root, "init", "-q")
+    assert sorted(list_files(root)) == [
+        "csrc/own.cu",
+        "vl/__init__.py",
+        "vl/third_party/fla/__init__.py",
+        "vl/third_party/fla/ops/solve_tril.py",
+    ]
+    index = SourceIndex(tmp_path / "i.sqlite")
+    index.index([root])
+    names = ["solve_tril_kernel", "vendored_gemm_kernel(int*)", "cutlass_example_kernel"]
+    tril, gemm, example = Finder(index).find(names)
+    assert tril.status == "ambiguous" and "vendored copy" in tril.reason
+    assert [c.path for c in tril.candidates] == ["vl/third_party/fla/ops/solve_tril.py"]
+    assert tril.kind == "triton"  # the name alone does not say; the definition does
+    assert gemm.status == example.status == "not_found"
+    (ran,) = Finder(index, modules=["vl.model_executor.layers"]).find(["solve_tril_kernel"])
+    assert ran.status == "resolved" and ran.location is not None
+    assert ran.location.line == _defining_line(root, "vl/third_party/fla/ops/solve_tril.py", "solve_tril_kernel")
+
+
 def test_a_definition_in_another_namespace_is_a_near_miss_never_the_answer(tmp_path: Path) -> None:
     """Issue 16: the only definition of the function, in a namespace the name contradicts, was resolved.
     Now it is rejected and listed with why; a definition whose outer scope the scanner could not see

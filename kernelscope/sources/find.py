@@ -26,7 +26,15 @@ from kernelscope.model.launches import TritonLaunch
 from kernelscope.model.source import KernelDefinition, SourceMatch, TestHit
 from kernelscope.sources.body import kernel_body
 from kernelscope.sources.index import SourceIndex, github_url, link_tokens
-from kernelscope.sources.scan import CODE_OBJECT_EXT, IDENT, NS_MACRO, TEST_DIRS, closing, is_test_path
+from kernelscope.sources.scan import (
+    CODE_OBJECT_EXT,
+    IDENT,
+    NS_MACRO,
+    TEST_DIRS,
+    closing,
+    is_test_path,
+    is_vendored_path,
+)
 
 # Kinds whose kernels have no source to find: generated at build/run time, or closed.
 NO_SOURCE = {
@@ -562,20 +570,33 @@ class Finder:
             base.copies = [t for t in top if t is not first]
             base.reason = "; ".join(filter(None, [base.reason, _copies_reason(top)]))
         locs = [first, *[loc for loc in locs if loc is not first]]
-        if partial or in_tests:
+        vendored = self._vendored_only(top)
+        if partial or in_tests or vendored:
             base.status, base.candidates = "ambiguous", locs[:10]
+            if vendored:  # the file proves what kind of kernel it is, not whose copy ran
+                base.kind, base.kind_rule, base.category, base.category_rule = _read(ident, first.definition, top)
             base.reason = (
                 f"{ident.function} is defined in namespace {locs[0].namespace or '(global)'} in {locs[0].path}; "
                 f"the name says {ident.namespace}: the outer scopes are not in the file"
                 if partial
                 else f"{ident.function} is defined only in test files ({locs[0].path}), and the name has no "
                 "namespace to tell it from another project's kernel of that name"
+                if in_tests
+                else f"{ident.function} is defined here only in a vendored copy of another project's code "
+                f"({locs[0].path}): which copy ran, the name cannot say (--module names the package that ran it)"
             )
             return base
         base.status, base.location, base.candidates = "resolved", locs[0], locs[:10]
         base.tests = self._tests(locs[0])
         base.kind, base.kind_rule, base.category, base.category_rule = _read(ident, locs[0].definition, locs[:1])
         return base
+
+    def _vendored_only(self, top: list[KernelDefinition]) -> bool:
+        """Whether every best definition lies in a vendored tree (``vllm/third_party/…``) that no module the
+        workload ran reaches: the original is another project's, which may define the kernel too."""
+        return all(is_vendored_path(t.path) for t in top) and not any(
+            _file_ran(t, self.modules) or _package_ran(t, self.modules) for t in top
+        )
 
     def _tests(self, loc: KernelDefinition, limit: int = 3) -> list[TestHit]:
         rid = next(r for r, (root, *_) in self.repos.items() if root == loc.root)

@@ -25,11 +25,11 @@ from kernelscope.codeobj.tools import ELF_ERRORS
 from kernelscope.errors import InputError
 from kernelscope.sources import scan
 
-SCHEMA_VERSION = 6  # 2: defs carry template arity; 3: namespace-opening macros; 4: FlyDSL and Helion kernels;
+SCHEMA_VERSION = 7  # 2: defs carry template arity; 3: namespace-opening macros; 4: FlyDSL and Helion kernels;
 # 5: code objects read by their ELF symbol table (plain-named assembly kernels); 6: kernels test files define,
-# declarations read through #if/#else lines
+# declarations read through #if/#else lines; 7: Python files of vendored trees a Python package ships
 MAX_FILE_BYTES = 8 << 20  # larger sources are generated tables, not kernels
-_SKIP_DIRS = {".git", "node_modules", "build", "dist", "__pycache__", ".venv", "third_party", "3rdparty"}
+_SKIP_DIRS = {".git", "node_modules", "build", "dist", "__pycache__", ".venv"}
 _STOP = frozenset(
     [
         "kernel",
@@ -159,10 +159,18 @@ def github_url(remote: str | None) -> str | None:
     return f"https://{m.group(1)}/{m.group(2)}/{m.group(3)}" if m else None
 
 
-def _wanted(path: str) -> bool:
+def _wanted(path: str, packages: set[PurePosixPath]) -> bool:
+    """Sources, tables and code objects outside skipped folders. A vendored tree (``third_party/``) is read
+    only for its Python, and only inside a Python package (``packages``: folders holding an ``__init__.py``):
+    vLLM ships and runs flash-linear-attention's Triton kernels from ``vllm/third_party/``, while a root-level
+    ``3rdparty/cutlass`` is a build dependency whose library kernels no name should resolve to."""
     p = PurePosixPath(path)
-    if any(part in _SKIP_DIRS or part.startswith(".") for part in p.parts[:-1]):
+    dirs = p.parts[:-1]
+    if any(part in _SKIP_DIRS or part.startswith(".") for part in dirs):
         return False
+    vendored = [i for i, part in enumerate(dirs) if part in scan.VENDOR_DIRS]
+    if vendored:
+        return p.suffix == ".py" and all(PurePosixPath(*dirs[:i]) in packages for i in vendored)
     return p.name == scan.CMAKE or p.suffix in scan.PY_EXT | scan.CXX_EXT | scan.DATA_EXT
 
 
@@ -177,10 +185,18 @@ def list_files(root: Path) -> list[str]:
     if not paths or Path(top).resolve() != root.resolve():
         paths = []
         for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")]
             rel = Path(dirpath).relative_to(root)
+            # a vendored tree is walked only inside a Python package (see _wanted)
+            dirnames[:] = [
+                d
+                for d in dirnames
+                if d not in _SKIP_DIRS
+                and not d.startswith(".")
+                and (d not in scan.VENDOR_DIRS or "__init__.py" in filenames)
+            ]
             paths.extend(str(PurePosixPath(*rel.parts, f)) for f in filenames)
-    return [p for p in paths if _wanted(p)]
+    packages = {PurePosixPath(p).parent for p in paths if PurePosixPath(p).name == "__init__.py"}
+    return [p for p in paths if _wanted(p, packages)]
 
 
 def _parse_file(job: tuple[str, str]) -> tuple[str, list[scan.Definition], list[tuple[str, list[str]]]]:

@@ -34,6 +34,7 @@ CODE_OBJECT_EXT = {".co", ".hsaco"}  # AMDGPU code objects: read by their symbol
 DATA_EXT = {".csv", *CODE_OBJECT_EXT}
 CMAKE = "CMakeLists.txt"
 TEST_DIRS = {"test", "tests", "op_tests", "unittest", "unittests", "testing"}
+VENDOR_DIRS = {"third_party", "3rdparty"}  # another project's code, copied in
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,10 @@ def is_test_path(path: str) -> bool:
     # C++ tests are often named after the op alone (test/gemm/gemm_bf16.cpp); Python helpers in test
     # folders (utils.py, benchmarks) are not tests
     return any(part in TEST_DIRS for part in p.parts[:-1]) and p.suffix in CXX_EXT
+
+
+def is_vendored_path(path: str) -> bool:
+    return any(part in VENDOR_DIRS for part in PurePosixPath(path).parts[:-1])
 
 
 # --- Python ---------------------------------------------------------------------------------------
