@@ -81,6 +81,7 @@ FIRST = {
     44: "038fab4",
     45: "0d8145d",
     46: "7f01128",
+    47: "87a6ac7",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}

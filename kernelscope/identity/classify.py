@@ -120,6 +120,9 @@ def _pick(types: list[str], integers: bool, keyed: bool = False) -> str | None:
     return ints[0] if integers and ints else None
 
 
+_SCALAR_DOUBLE = re.compile(r"(?<=[(,])\s*(?:const\s+)?double\s*(?=[,)])")
+
+
 def _dtype(
     plain: str, key: list[cxx.Component], function: str, text: str, category: str, wrapper: str, rules: RuleSet
 ) -> str | None:
@@ -148,7 +151,8 @@ def _dtype(
     ):
         if found:
             return (_opmath_data(text, rules) or found) if found == "fp32" and wrapper else found
-    floating = _floating(text, rules)
+    # a scalar ``double`` parameter (a scaling factor, an epsilon) says nothing of the data the kernel works on
+    floating = _floating(_SCALAR_DOUBLE.sub("", text), rules)
     return floating[0] if floating else None
 
 
