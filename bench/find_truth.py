@@ -20,10 +20,11 @@ what the source states: "H100", "an SGLang pull request"), as ``kscope gap --fin
 a trace or ``--arch``/``--module`` from the user. A source without such a line is looked up by name alone.
 
 A second label set made the same way, ``find_labelled_2.jsonl`` with ``find_labelled_2.context.jsonl`` (the
-names of the identity sets 11-13), is scored with ``--labels`` and ``--context``.
+names of the identity sets 11-13), is scored with ``--labels`` and ``--context``; so are sets 3-5
+(``find_labelled_3/4/5``, each README naming its checkouts).
 
 Usage: ``python bench/find_truth.py --repos /work/repos/* [--labels F --context F] [--db FILE]
-[--show wrong,missed,ambiguous]``.
+[--show "confidently wrong,missed,ambiguous"]``.
 """
 
 from __future__ import annotations

@@ -798,6 +798,68 @@ def test_copies_resolve_and_drifted_copies_need_the_launch(tmp_path: Path) -> No
     assert {copies.location.repo, copies.copies[0].repo} == {"vllm", "aiter"} if copies.location else False
 
 
+def test_a_kernel_named_through_repr_resolves_by_the_names_it_emits(tmp_path: Path) -> None:
+    """aiter decorates its Triton kernels ``triton.jit(repr=make_kernel_repr(...))``: Triton compiles them
+    under the function's name plus ``_KEY_value`` per config key, never the bare name (finder set 5: a
+    flash-attn name was resolved to aiter's renamed copy). The emitted name resolves; the bare one is
+    ambiguous, the definition listed and still proving the kernel is Triton."""
+    renamed = _DECODE.format(extra="").replace("@triton.jit", "@triton.jit(repr=_stage2_repr)")
+    finder = _index(tmp_path, {"aiter/aiter/ops/triton/mla_decode.py": "_stage2_repr = None\n" + renamed})
+    emitted, bare = finder.find(["_fwd_kernel_stage2_BLOCK_DV_128.kd", "_fwd_kernel_stage2.kd"])
+    assert emitted.status == "resolved" and emitted.location is not None
+    assert emitted.location.path == "aiter/ops/triton/mla_decode.py"
+    assert bare.status == "ambiguous" and "repr=" in bare.reason and bare.kind == "triton"
+    assert [c.path for c in bare.candidates] == ["aiter/ops/triton/mla_decode.py"]
+    plain = _index(tmp_path / "plain", {"aiter/aiter/ops/triton/mla_decode.py": _DECODE.format(extra="")})
+    assert plain.find(["_fwd_kernel_stage2.kd"])[0].status == "resolved"
+
+
+def test_a_bare_amdgpu_symbol_is_no_mangled_cxx_kernel(tmp_path: Path) -> None:
+    """rocprof prints an unmangled kernel symbol bare (``gemv_kernel.kd``: Triton, assembly, ``extern "C"``);
+    a C++ ``__global__`` of that name is mangled, so it is a near miss (finder set 5: GPTQModel's CUDA
+    ``gemv_kernel`` was resolved for its ROCm Triton kernel) unless its file declares it ``extern "C"``."""
+    cuda = "__global__ void awq_gemv_kernel(const float* a, float* y, int n) {}\n"
+    finder = _index(tmp_path, {"gq/ext/gemv_cuda.cu": cuda})
+    (m,) = finder.find(["awq_gemv_kernel.kd"])
+    assert m.status == "not_found" and "mangled" in m.reason and "gemv_cuda.cu" in m.reason
+    (cxx,) = finder.find(["awq_gemv_kernel(float const*, float*, int)"])  # the C++ name itself still resolves
+    assert cxx.status == "resolved"
+    extern = _index(tmp_path / "c", {"gq/ext/gemv_hip.cu": 'extern "C" ' + cuda})
+    assert extern.find(["awq_gemv_kernel.kd"])[0].status == "resolved"
+
+
+def test_a_copy_for_another_accelerator_loses_the_tie(tmp_path: Path) -> None:
+    """Liger-Kernel and FlagGems carry each Triton kernel again for Ascend, Cambricon and Kunlunxin
+    (``ops/backends/_ascend/``, ``runtime/backend/_cambricon/``): an AMD or NVIDIA profile ran the GPU one."""
+    files = {
+        "lg/src/liger_kernel/ops/dyt.py": _TRIL,
+        "lg/src/liger_kernel/ops/backends/_ascend/ops/dyt.py": _TRIL,
+        "fg/src/flag_gems/runtime/backend/_cambricon/ops/tril.py": _TRIL,
+    }
+    (m,) = _index(tmp_path, files).find(["solve_tril_kernel"])
+    assert m.status == "resolved" and m.location is not None
+    assert m.location.path == "src/liger_kernel/ops/dyt.py"
+
+
+def test_a_namespace_package_above_a_regular_one_is_the_package_that_ran(tmp_path: Path) -> None:
+    """Megatron's ``megatron/`` has no ``__init__.py`` and ``megatron/core/`` has one: the module the user
+    names, ``megatron``, reaches ``megatron/core/…``'s copy among other projects' copies."""
+    other = _DECODE.format(extra="lse, ").replace("acc = ", "acc2 = 1\n    acc = ")
+    finder = _index(
+        tmp_path,
+        {
+            "mg/megatron/core/__init__.py": "",
+            "mg/megatron/core/ssm/decode.py": _DECODE.format(extra="kv_indptr, "),
+            "vl/vllm/__init__.py": "",
+            "vl/vllm/ops/decode.py": other,
+        },
+    )
+    assert finder.find(["_fwd_kernel_stage2"])[0].status == "ambiguous"
+    finder.modules = ("megatron",)
+    (m,) = finder.find(["_fwd_kernel_stage2"])
+    assert m.status == "resolved" and m.location is not None and m.location.path == "megatron/core/ssm/decode.py"
+
+
 def test_same_parameters_with_other_code_is_not_a_copy(tmp_path: Path) -> None:
     """Two kernels that share a name and a parameter list but not their code are two kernels."""
     body = "import triton\n\n\n@triton.jit\ndef _kernel(X, Y, N):\n    {}\n"

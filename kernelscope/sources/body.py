@@ -141,15 +141,22 @@ def _first_line(fn: ast.FunctionDef) -> int:
     return min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
 
 
-def kernel_body(text: str, symbol: str, line: int, path: str) -> KernelBody | None:
-    """The body facts of ``def symbol`` at ``line`` (its ``def`` line, or any line of its decorators) of a
-    Python file; None when the file does not parse or has no such definition."""
+def _definition(text: str, symbol: str, line: int) -> tuple[_Module, ast.FunctionDef] | None:
+    """The parsed file and its ``def symbol`` at ``line`` (its ``def`` line, or any line of its decorators)."""
     module = _module(text)
     if module is None:
         return None
     fn = next((f for f in module.defs.get(symbol, ()) if _first_line(f) <= line <= f.lineno), None)
-    if fn is None:
+    return None if fn is None else (module, fn)
+
+
+def kernel_body(text: str, symbol: str, line: int, path: str) -> KernelBody | None:
+    """The body facts of ``def symbol`` at ``line`` (its ``def`` line, or any line of its decorators) of a
+    Python file; None when the file does not parse or has no such definition."""
+    found = _definition(text, symbol, line)
+    if found is None:
         return None
+    module, fn = found
     ops, helpers = _calls(fn, module.top)
     args = fn.args
     params = tuple(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
@@ -162,6 +169,21 @@ def kernel_body(text: str, symbol: str, line: int, path: str) -> KernelBody | No
         module=str(PurePosixPath(path)),
         flow=_safe_flow(fn),
     )
+
+
+def named_by_repr(text: str, symbol: str, line: int) -> bool:
+    """Whether ``def symbol`` at ``line`` is decorated ``triton.jit(repr=...)``: Triton names its compiled
+    kernels by that function (aiter's ``make_kernel_repr`` appends ``_KEY_value`` for each config key), not
+    by the bare function name."""
+    found = _definition(text, symbol, line)
+    return found is not None and any(
+        isinstance(d, ast.Call) and any(k.arg == "repr" and not _none(k.value) for k in d.keywords)
+        for d in found[1].decorator_list
+    )
+
+
+def _none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _safe_flow(fn: ast.FunctionDef) -> str:

@@ -24,7 +24,7 @@ from kernelscope.identity.source import weak, with_definition, with_source
 from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.launches import TritonLaunch
 from kernelscope.model.source import KernelDefinition, SourceMatch, TestHit
-from kernelscope.sources.body import kernel_body
+from kernelscope.sources.body import kernel_body, named_by_repr
 from kernelscope.sources.index import SourceIndex, github_url, link_tokens
 from kernelscope.sources.scan import (
     CODE_OBJECT_EXT,
@@ -59,6 +59,14 @@ _PY_DEFS = {"triton": 4.0, "flydsl": 4.0, "helion": 4.0, "cute": 3.0, "op": 1.0}
 _CXX_DEFS = {"global": 4.0, "macro": 4.0, "struct": 3.0, "function": 2.0, "asm": 1.0}
 _ROCM_PATH = re.compile(r"rocm|amd|(?:^|[/_.])hip(?:$|[/_.])")
 _NOT_PRODUCT = TEST_DIRS | {"benchmark", "benchmarks", "bench", "example", "examples", "tutorials", "docs"}
+# folders of a kernel's copy for another accelerator (Ascend and Cambricon NPUs, Kunlunxin, Moore Threads, MetaX,
+# Iluvatar, Intel XPU/Gaudi, TPU): the profiles kscope reads come from AMD and NVIDIA GPUs
+_OTHER_ACCELERATOR = frozenset(
+    {
+        *("ascend", "npu", "cambricon", "mlu", "kunlunxin", "musa", "mthreads"),
+        *("metax", "maca", "iluvatar", "xpu", "hpu", "gaudi", "tpu"),
+    }
+)
 # a GPU target a path is specific to: hsa/gfx942/…, mha_sm90.cu, kernel_sm_100a.cu
 _TARGET = re.compile(r"(?<![a-z0-9])(gfx[0-9]{3,4}[a-z]?|sm_?[0-9]{2,3})[a-z]?(?![0-9])")
 
@@ -136,6 +144,8 @@ def _partly(ident: KernelIdentity, namespace: str, values: dict[str, str | None]
 
 
 _PYTHON_KINDS = {"triton", "flydsl", "helion", "cute", "op"}
+# an AMDGPU kernel symbol as rocprof prints an unmangled one (``gemv_kernel.kd``): Triton, assembly or extern "C"
+_BARE_KD = re.compile(r"(?!_Z)[A-Za-z_]\w*\.kd")
 # a CuTe DSL kernel's generated name: its module's dotted path without the dots, then its class
 _CUTE_DSL = re.compile(r"^kernel_cutlass_kernel_(\w+?)_object_at_")
 
@@ -202,6 +212,8 @@ def _definition_score(ident: KernelIdentity, kind: str, namespace: str, repo: st
         score += 0.5  # a ROCm name prefers the ROCm copy of a kernel (ROCmLoops.cuh vs CUDALoops.cuh)
     if set(p.parts[:-1]) & _NOT_PRODUCT:
         score -= 1.5
+    if _OTHER_ACCELERATOR & {t for part in p.parts[:-1] for t in re.split(r"[_\-.]+", part.lower())}:
+        score -= 2.0  # Liger's backends/_ascend, FlagGems' backend/_cambricon: copies no AMD or NVIDIA GPU runs
     return score
 
 
@@ -360,11 +372,14 @@ def _package_ran(loc: KernelDefinition, modules: Iterable[str]) -> bool:
     A namespace package (PEP 420) has no ``__init__.py`` to say where it starts: a folder of the definition's
     path is the package a module ran from when the module's first component names it and the rest is a file or
     folder under it in this checkout (``alpha.models.llama``: ``python/alpha/models/llama.py``); the
-    ``triton`` of ``ops/triton/`` is not the package ``triton.runtime.jit`` ran from."""
+    ``triton`` of ``ops/triton/`` is not the package ``triton.runtime.jit`` ran from. Such a package may also hold
+    a regular one (Megatron's ``megatron/core/__init__.py`` without ``megatron/__init__.py``)."""
     _, package = _module(loc)
-    if package is not None:
-        return any(f".{package}." in f".{module}." for module in modules)
     folders = PurePosixPath(loc.path).parts[:-1]
+    if package is not None:
+        if any(f".{package}." in f".{module}." for module in modules):
+            return True
+        folders = folders[: folders.index(package)]  # namespace packages above it: megatron/ of megatron/core/
     for module in modules:
         head, *rest = module.split(".")
         for i, folder in enumerate(folders):
@@ -393,6 +408,22 @@ def _as_launched(top: list[KernelDefinition], launch: TritonLaunch, texts: Texts
     names = tuple(a.name for a in launch.args)
     fit = [t for t in pool or top if (d := texts[t]) is not None and _params(d[0]) == names]
     return fit or pool or top
+
+
+def _bare(ident: KernelIdentity, loc: KernelDefinition) -> bool:
+    """Whether the name is the definition's bare symbol (``.kd`` aside), not a name ``repr=`` made from it."""
+    return ident.name.strip().removesuffix(".kd") == loc.symbol
+
+
+def _by_repr(loc: KernelDefinition) -> bool:
+    """Whether a Triton definition names its compiled kernels through ``triton.jit(repr=...)``."""
+    if loc.definition != "triton":
+        return False
+    try:
+        text = Path(loc.root, loc.path).read_text(errors="replace")
+    except OSError:
+        return False
+    return named_by_repr(text, loc.symbol, loc.line)
 
 
 def _vendored(loc: KernelDefinition, others: list[KernelDefinition]) -> bool:
@@ -511,7 +542,8 @@ class Finder:
             base.status, base.reason = "no_source", NO_SOURCE[ident.kind]
             return base
         found = self._candidates(ident)
-        rejected = [(r, why) for r in found if (why := _problem(ident, r, self._macros(r[0])))]
+        macros = self._macros
+        rejected = [(r, why) for r in found if (why := _problem(ident, r, macros(r[0])) or self._mangled(ident, r))]
         rejected_ids = {id(r) for r, _ in rejected}
         rows = [r[:6] for r in found if id(r) not in rejected_ids]
         full = [r for r in rows if not _partly(ident, r[5], self._macros(r[0]))]
@@ -571,9 +603,10 @@ class Finder:
             base.reason = "; ".join(filter(None, [base.reason, _copies_reason(top)]))
         locs = [first, *[loc for loc in locs if loc is not first]]
         vendored = self._vendored_only(top)
-        if partial or in_tests or vendored:
+        renamed = not vendored and _bare(ident, first) and all(_by_repr(t) for t in top)
+        if partial or in_tests or vendored or renamed:
             base.status, base.candidates = "ambiguous", locs[:10]
-            if vendored:  # the file proves what kind of kernel it is, not whose copy ran
+            if vendored or renamed:  # the file proves what kind of kernel it is, not that this copy ran
                 base.kind, base.kind_rule, base.category, base.category_rule = _read(ident, first.definition, top)
             base.reason = (
                 f"{ident.function} is defined in namespace {locs[0].namespace or '(global)'} in {locs[0].path}; "
@@ -584,12 +617,28 @@ class Finder:
                 if in_tests
                 else f"{ident.function} is defined here only in a vendored copy of another project's code "
                 f"({locs[0].path}): which copy ran, the name cannot say (--module names the package that ran it)"
+                if vendored
+                else f"{ident.function} in {locs[0].path} names its compiled kernels through triton.jit(repr=...) "
+                "(the function name and a suffix per config key): the bare name is more likely another copy's"
             )
             return base
         base.status, base.location, base.candidates = "resolved", locs[0], locs[:10]
         base.tests = self._tests(locs[0])
         base.kind, base.kind_rule, base.category, base.category_rule = _read(ident, locs[0].definition, locs[:1])
         return base
+
+    def _mangled(self, ident: KernelIdentity, row: tuple[Any, ...]) -> str | None:
+        """Why a C++ definition cannot be a bare AMDGPU symbol (``gemv_kernel.kd``): a C++ kernel's symbol is
+        mangled, so rocprof prints its parameters, unless its file declares it ``extern "C"``."""
+        if row[4] not in _CXX_DEFS or row[4] == "asm" or not _BARE_KD.fullmatch(ident.name.strip()):
+            return None
+        try:
+            text = Path(self.repos[row[0]][0], row[1]).read_text(errors="replace")
+        except OSError:
+            return None
+        if 'extern "C"' in text:
+            return None
+        return 'a C++ kernel, whose symbol is mangled: the name is a bare AMDGPU symbol (Triton, assembly, extern "C")'
 
     def _vendored_only(self, top: list[KernelDefinition]) -> bool:
         """Whether every best definition lies in a vendored tree (``vllm/third_party/…``) that no module the
