@@ -475,3 +475,21 @@ def test_template_arity_read_off_symbols_agrees_with_binutils() -> None:
             checked += 1
             assert got == _function_template_args(text), (sym, text)
     assert checked >= 15
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [  # AutoAWQ's own GEMV kernels (labels of set 9 and finder set 6) are no cuBLAS kernels; cuBLAS's keep its kind
+        ("_Z11gemv_kernelILi2ELi4ELi256ELi128EEvPK6__halfPKjS2_S2_PS0_ii", "cpp"),
+        ("_Z15gemv_kernel_g64PK6float4PKjS3_PK6__halfPS4_ii", "cpp"),
+        (
+            "void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false, "
+            "cublasGemvParamsEx<int, cublasGemvTensorStrided<float const>, cublasGemvTensorStrided<float const>, "
+            "cublasGemvTensorStrided<float>, float> >(cublasGemvParamsEx<int, cublasGemvTensorStrided<float const>, "
+            "cublasGemvTensorStrided<float const>, cublasGemvTensorStrided<float>, float>, float, float)",
+            "cublas",
+        ),
+    ],
+)
+def test_a_plain_gemv_kernel_is_not_cublas(name: str, kind: str) -> None:
+    assert classify([name])[0].kind == kind

@@ -860,6 +860,33 @@ def test_a_namespace_package_above_a_regular_one_is_the_package_that_ran(tmp_pat
     assert m.status == "resolved" and m.location is not None and m.location.path == "megatron/core/ssm/decode.py"
 
 
+def test_a_guarded_library_kernel_is_found_at_its_guard(tmp_path: Path) -> None:
+    """``cutlass::device_kernel<enable_sm90_or_later<cutlass::gemm::kernel::GemmUniversal<…>>>``: the kernel
+    class is CUTLASS's, which no checkout holds; the project's own code for it is the architecture guard it was
+    launched through (finder sets 5 and 6: vLLM's and torchao's ``cutlass_extensions/common.hpp``). A guard
+    in another namespace than the name's is no answer."""
+    guard = (
+        "template <typename Kernel>\nstruct enable_sm90_or_later : Kernel {\n  template <typename... Args>\n"
+        "  CUTLASS_DEVICE void operator()(Args&&... args) {}\n};\n"
+    )
+    files = {
+        "vl/csrc/cutlass_extensions/common.hpp": guard,
+        "ap/csrc/common.hpp": "namespace aphrodite {\n" + guard + "}\n",
+    }
+    finder = _index(tmp_path, files)
+    name = (
+        "void cutlass::device_kernel<enable_sm90_or_later<cutlass::gemm::kernel::GemmUniversal<cute::tuple<int, "
+        "int, int, int>, cutlass::gemm::collective::CollectiveMma<int>, void> > >(cutlass::gemm::kernel::"
+        "GemmUniversal<cute::tuple<int, int, int, int>, cutlass::gemm::collective::CollectiveMma<int>, void>::Params)"
+    )
+    (m,) = finder.find([name])
+    assert m.status == "resolved" and m.location is not None
+    assert (m.location.repo, m.location.path) == ("vl", "csrc/cutlass_extensions/common.hpp")
+    assert m.function == "GemmUniversal" and "guard" in m.reason and m.kind == "cutlass"
+    (tmp_path / "vl" / "csrc" / "cutlass_extensions" / "common.hpp").unlink()
+    assert finder.find([name])[0].status == "not_found"
+
+
 def test_same_parameters_with_other_code_is_not_a_copy(tmp_path: Path) -> None:
     """Two kernels that share a name and a parameter list but not their code are two kernels."""
     body = "import triton\n\n\n@triton.jit\ndef _kernel(X, Y, N):\n    {}\n"

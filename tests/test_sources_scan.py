@@ -26,6 +26,39 @@ __global__ void Marlin(MARLIN_KERNEL_PARAMS);
     assert all(d[0] != "Marlin" for d in defs) and [d for d in defs if d[0] == "topkGating"] == [defs[0]]
 
 
+def test_kernels_written_the_way_faiss_raft_and_mooncake_write_them() -> None:
+    """Finder set 6 (RESULTS.md): FAISS's ``__launch_bounds__(getLaunchBound(), 3)`` was read as the kernel
+    ``getLaunchBound``; RAFT declares every kernel through ``RAFT_KERNEL`` (``static __global__ void``); a
+    template default in parentheses that compares (``kNumScaleoutRanks > 1``) closed Mooncake's template list
+    early, so its 13-parameter kernel read as no template."""
+    code = """
+#define RAFT_KERNEL static __global__ void
+namespace faiss { namespace gpu {
+template <typename OutCodeT, int DimsPerSubQuantizer, bool L2Distance>
+__global__ void __launch_bounds__(getLaunchBound(), 3) pqCodeDistances(Tensor<float, 2> x) {
+}
+}}
+namespace raft::linalg::detail {
+template <typename Policy, typename InType, typename OutType>
+RAFT_KERNEL __launch_bounds__(Policy::ThreadsPerBlock) coalescedSumThinKernel(OutType* dots, const InType* data) {
+}
+RAFT_KERNEL map_kernel(float* out, int len);
+}
+namespace mooncake::elastic {
+template <bool kCachedMode, int kNumRanks, int kNumChannels,
+          int kNumThreads = kNumRanks * 32,
+          bool kDoCreateLinkedList = (kNumRanks > 1 and not kCachedMode)>
+__global__ void __launch_bounds__(kNumThreads, 1) dispatch_copy_epilogue_impl(void* buffer) {
+}
+}
+"""
+    defs = {d.symbol: (d.line, d.kind, d.namespace, d.arity) for d in scan.cxx_definitions(code, "include/k.cuh")}
+    assert defs["pqCodeDistances"] == (5, "global", "faiss::gpu", 3) and "getLaunchBound" not in defs
+    assert defs["coalescedSumThinKernel"] == (10, "global", "raft::linalg::detail", 3)
+    assert "map_kernel" not in defs  # declared, not defined
+    assert defs["dispatch_copy_epilogue_impl"] == (18, "global", "mooncake::elastic", 5)
+
+
 def test_macro_stamped_kernels() -> None:
     code = (
         "#define DEFINE_FLASH_FORWARD_KERNEL(kernelName, ...) \\\n"

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import msgspec
+
 from kernelscope.errors import InputError
 from kernelscope.identity import Identities
 from kernelscope.identity.classify import words
@@ -410,6 +412,18 @@ def _as_launched(top: list[KernelDefinition], launch: TritonLaunch, texts: Texts
     return fit or pool or top
 
 
+# a functor kernel launched through an architecture guard: ``cutlass::device_kernel<vllm::enable_sm90_or_later<K>>``
+_ARCH_GUARD = re.compile(r"^(?:void\s+)?cutlass::(?:device_kernel|Kernel2?)<\s*((?:\w+::)*)(enable_\w*sm_?\d+\w*)<")
+
+
+def _arch_guard(ident: KernelIdentity) -> KernelIdentity | None:
+    """The identity of the guard a functor kernel was launched through (one template parameter), if any."""
+    m = _ARCH_GUARD.match(ident.demangled)
+    if m is None or m.group(2) == ident.function:
+        return None
+    return msgspec.structs.replace(ident, function=m.group(2), namespace=m.group(1)[:-2] or None, template_args=1)
+
+
 def _bare(ident: KernelIdentity, loc: KernelDefinition) -> bool:
     """Whether the name is the definition's bare symbol (``.kd`` aside), not a name ``repr=`` made from it."""
     return ident.name.strip().removesuffix(".kd") == loc.symbol
@@ -472,7 +486,22 @@ class Finder:
         names = list(names)
         self.identities.add(names)
         launched = {launch.kernel: launch for launch in launches}
-        return [self._one(n, self.identities[n], launched.get(self.identities[n].function)) for n in names]
+        return [self._match(n, self.identities[n], launched.get(self.identities[n].function)) for n in names]
+
+    def _match(self, name: str, ident: KernelIdentity, launch: TritonLaunch | None) -> SourceMatch:
+        found = self._one(name, ident, launch)
+        guard = _arch_guard(ident) if found.status == "not_found" else None
+        if guard is None or (through := self._one(name, guard)).location is None:
+            return found
+        # the kernel class is library code no checkout holds (CUTLASS's GemmUniversal): the project's own code for
+        # the kernel is the architecture guard it launched the class through (vLLM's enable_sm90_or_later)
+        through.function, through.kind, through.category = ident.function, ident.kind, ident.category
+        through.kind_rule, through.category_rule = ident.rule, ident.category_rule
+        through.reason = "; ".join(
+            filter(None, [f"{ident.function} is in no indexed repository (library code); "
+                          f"{guard.function}, defined here, is the guard it was launched through", through.reason])
+        )  # fmt: skip
+        return through
 
     def _location(
         self, rid: int, path: str, line: int, symbol: str, kind: str, ns: str, score: float

@@ -171,6 +171,8 @@ def _refs(text: str, wanted: frozenset[str], scopes: list[tuple[int, str]]) -> l
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _GLOBAL = re.compile(r"\b__global__\b")
+# a kernel declared through a project's macro for ``__global__ void`` (RAFT's and cuVS's ``RAFT_KERNEL``)
+_MACRO_KERNEL = re.compile(r"^[ \t]*(?:static[ \t]+)?([A-Z][A-Z0-9_]*_KERNEL)[ \t]+(?=\w)", re.M)
 _CALLISH = re.compile(r"(~?\w+)\s*\(")
 _NOT_A_NAME = re.compile(r"^(?:__\w+__|[A-Z][A-Z0-9_]*|void|static|inline|extern|const|auto|decltype|alignas)$")
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
@@ -263,11 +265,14 @@ def _ns_at(marks: list[tuple[int, str]], offset: int) -> str:
 
 
 def _kernel_name_after(code: str, pos: int) -> tuple[str, int] | None:
-    """The declared name following ``__global__`` (skipping return types, attributes and macros)."""
-    for m in _CALLISH.finditer(code, pos, min(len(code), pos + 600)):
-        name = m.group(1)
-        if not _NOT_A_NAME.match(name):
-            return name, m.start(1)
+    """The declared name following ``__global__`` (skipping return types, attributes and macros, and their
+    arguments: ``__launch_bounds__(getLaunchBound(), 3) pqCodeDistances(`` is ``pqCodeDistances``)."""
+    end = min(len(code), pos + 600)
+    while (m := _CALLISH.search(code, pos, end)) is not None:
+        if not _NOT_A_NAME.match(m.group(1)):
+            return m.group(1), m.start(1)
+        close = closing(code, m.end() - 1, "(", ")", limit=end - m.end())
+        pos = close + 1 if close >= 0 else m.end()
     return None
 
 
@@ -303,6 +308,23 @@ def _opening(code: str, close: int, opener: str, closer: str) -> int:
     return -1
 
 
+def _opening_angle(code: str, close: int) -> int:
+    """The ``<`` that the template list's ``>`` at ``close`` closes, stepping over parenthesized defaults
+    (``bool kLinked = (kRanks > 1 and not kCached)``), whose comparisons are no brackets."""
+    depth, k = 0, close
+    while k >= 0:
+        if code[k] == ")":
+            k = _opening(code, k, "(", ")")
+            if k < 0:
+                return -1
+        elif code[k] in "<>":
+            depth += 1 if code[k] == ">" else -1
+            if depth == 0:
+                return k
+        k -= 1
+    return -1
+
+
 def _template_params(code: str, start: int) -> tuple[int, bool]:
     """(parameters, variadic) of the ``template <...>`` heading the declaration at ``start``; (0, False)
     when none does. Qualifiers and macros between them (``static``, ``__launch_bounds__(256)``,
@@ -325,7 +347,7 @@ def _template_params(code: str, start: int) -> tuple[int, bool]:
         i = m.start()
     else:
         return 0, False
-    k = _opening(code, j - 1, "<", ">")
+    k = _opening_angle(code, j - 1)
     if k < 0 or not code[max(0, k - 40) : k].rstrip().endswith("template"):
         return 0, False
     inner = code[k + 1 : j - 1].strip()
@@ -354,7 +376,7 @@ def _namespace_macros(code: str) -> dict[str, tuple[str, int]]:
 
 def cxx_definitions(text: str, path: str) -> list[Definition]:
     ext = PurePosixPath(path).suffix
-    gpu = ext in GPU_EXT or any(k in text for k in _GPU_MARKERS)
+    gpu = ext in GPU_EXT or any(k in text for k in _GPU_MARKERS) or _MACRO_KERNEL.search(text) is not None
     if not gpu and "NAMESPACE" not in text and "_NS" not in text:  # no kernels and no namespace macros
         return []
     code = _blank(_CONDITIONAL, _blank(_COMMENT, text))
@@ -387,6 +409,12 @@ def cxx_definitions(text: str, path: str) -> list[Definition]:
         if found and not _is_declaration(code, found[1]):
             n, pack = _template_params(code, g.start())
             defs.append(Definition(found[0], _line_of(starts, found[1]), "global", _ns_at(marks, found[1]), n, pack))
+    for k in _MACRO_KERNEL.finditer(code):  # RAFT_KERNEL map_kernel(...): a macro that expands to __global__ void
+        found = None if macro_body(k.start()) else _kernel_name_after(code, k.end())
+        if found and not _is_declaration(code, found[1]):
+            n, pack = _template_params(code, k.start(1))
+            at = found[1]
+            defs.append(Definition(found[0], _line_of(starts, at), "global", _ns_at(marks, at), n, pack))
     for s in _STRUCT.finditer(code):
         if not macro_body(s.start()):
             n, pack = _template_params(code, s.start())
