@@ -887,6 +887,28 @@ def test_a_guarded_library_kernel_is_found_at_its_guard(tmp_path: Path) -> None:
     assert finder.find([name])[0].status == "not_found"
 
 
+def test_a_kernel_a_code_template_names_is_found_in_the_template(tmp_path: Path) -> None:
+    """FBGEMM's embedding kernels exist only as Jinja templates (``{{ mdesc }}_embedding{{ ndesc }}_codegen_…``):
+    a profiled name the template spells resolves to it, whatever template arguments the name gives; a name it
+    does not spell is not found."""
+    template = (
+        "namespace nbit {\ntemplate <typename index_t>\n__global__ void\n"
+        "{{ emb_weight_type.enum_name }}_split_embedding{{ ndesc }}_codegen_forward_{{ wdesc }}_kernel_small_L(\n"
+        "    const index_t* indices) {\n}\n}\n"
+    )
+    finder = _index(tmp_path, {"fb/fbgemm_gpu/codegen/inference/split_nbit_kernel_template.cu": template})
+    hit, miss = finder.find(
+        [
+            "void nbit::INT4_split_embedding_codegen_forward_weighted_kernel_small_L<long, c10::Half, 1ul, 4ul>"
+            "(long const*)",
+            "void nbit::INT4_split_embedding_codegen_backward_weighted_kernel_small_L<long>(long const*)",
+        ]
+    )
+    assert hit.status == "resolved" and hit.location is not None
+    assert (hit.location.path, hit.location.line) == ("fbgemm_gpu/codegen/inference/split_nbit_kernel_template.cu", 4)
+    assert miss.status == "not_found"
+
+
 def test_same_parameters_with_other_code_is_not_a_copy(tmp_path: Path) -> None:
     """Two kernels that share a name and a parameter list but not their code are two kernels."""
     body = "import triton\n\n\n@triton.jit\ndef _kernel(X, Y, N):\n    {}\n"

@@ -59,6 +59,46 @@ __global__ void __launch_bounds__(kNumThreads, 1) dispatch_copy_epilogue_impl(vo
     assert defs["dispatch_copy_epilogue_impl"] == (18, "global", "mooncake::elastic", 5)
 
 
+def test_export_macro_namespaces_and_templated_kernel_names() -> None:
+    """Finder set 7: cuGraph opens ``namespace CUGRAPH_EXPORT cugraph {`` (read as no namespace, so every
+    ``cugraph::detail::`` kernel stayed ambiguous), and FBGEMM's embedding kernels are Jinja templates whose names
+    are spelled with placeholders; the forward declaration, whose placeholder calls a function, is not a definition,
+    and a name that is almost all placeholder names nothing."""
+    code = """namespace CUGRAPH_EXPORT cugraph {
+namespace detail {
+template <typename GraphViewType>
+__global__ static void decompress_to_edgelist_high_degree(GraphViewType g) {}
+}  // namespace detail
+}  // namespace CUGRAPH_EXPORT cugraph
+namespace nbit {
+template <typename index_t>
+__global__ void
+{%- if is_index_select %}
+batch_index_select_kernel(
+{%- else %}
+{{ mdesc }}_embedding{{ ndesc }}_codegen_forward_{{ get_desc_suffix(gwd) }}_kernel(
+{%- endif %}
+    const index_t* indices);
+template <typename index_t>
+__global__ void @NBIT@(
+    const index_t* indices) {
+}
+__global__ void {{ name }}_k(int* x) {}
+}  // namespace nbit
+""".replace(
+        "@NBIT@",
+        '{{ emb_weight_type.enum_name }}_split_embedding{{ "_nobag" if nobag else "" }}_codegen_forward_{{ wdesc }}'
+        "_kernel_small_L",
+    )
+    defs = [(d.symbol, d.line, d.kind, d.namespace, d.arity) for d in scan.cxx_definitions(code, "codegen/t.cu")]
+    assert ("decompress_to_edgelist_high_degree", 4, "global", "cugraph::detail", 1) in defs
+    templated = [d for d in defs if d[2] == scan.TEMPLATED]
+    symbol = "{{}}_split_embedding{{}}_codegen_forward_{{}}_kernel_small_L"
+    assert templated == [(symbol, 17, "templated", "nbit", None)]
+    assert scan.templated_match(templated[0][0], "INT4_split_embedding_nobag_codegen_forward_weighted_kernel_small_L")
+    assert not scan.templated_match(templated[0][0], "INT4_split_embedding_codegen_backward_weighted_kernel_small_L")
+
+
 def test_macro_stamped_kernels() -> None:
     code = (
         "#define DEFINE_FLASH_FORWARD_KERNEL(kernelName, ...) \\\n"

@@ -34,7 +34,7 @@ class KernelDefinition(msgspec.Struct, frozen=True, kw_only=True):
     path: str
     line: int
     symbol: str
-    definition: str  # triton | cute | global | macro | struct | function | asm | op (docs/find.md)
+    definition: str  # triton | cute | global | macro | templated | struct | function | asm | op (docs/find.md)
     namespace: str | None = None
     commit: str | None = None
     url: str | None = None  # upstream, pinned to the indexed commit

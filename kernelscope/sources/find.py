@@ -32,10 +32,12 @@ from kernelscope.sources.scan import (
     CODE_OBJECT_EXT,
     IDENT,
     NS_MACRO,
+    TEMPLATED,
     TEST_DIRS,
     closing,
     is_test_path,
     is_vendored_path,
+    templated_match,
 )
 
 # Kinds whose kernels have no source to find: generated at build/run time, or closed.
@@ -58,7 +60,7 @@ REPO_HINTS = {
     "cub": ("cccl", "cub", "rocprim", "hipcub"),
 }
 _PY_DEFS = {"triton": 4.0, "flydsl": 4.0, "helion": 4.0, "cute": 3.0, "op": 1.0}
-_CXX_DEFS = {"global": 4.0, "macro": 4.0, "struct": 3.0, "function": 2.0, "asm": 1.0}
+_CXX_DEFS = {"global": 4.0, "macro": 4.0, "templated": 3.5, "struct": 3.0, "function": 2.0, "asm": 1.0}
 _ROCM_PATH = re.compile(r"rocm|amd|(?:^|[/_.])hip(?:$|[/_.])")
 _NOT_PRODUCT = TEST_DIRS | {"benchmark", "benchmarks", "bench", "example", "examples", "tutorials", "docs"}
 # folders of a kernel's copy for another accelerator (Ascend and Cambricon NPUs, Kunlunxin, Moore Threads, MetaX,
@@ -478,6 +480,7 @@ class Finder:
         if not self.repos:
             raise InputError(f"{index.path}: no repositories indexed; run kscope index REPO first")
         self._macro_values: dict[int, dict[str, str | None]] = {}
+        self._templated_rows: list[tuple[Any, ...]] | None = None
         self.identities = Identities()
 
     def find(self, names: Iterable[str], launches: Iterable[TritonLaunch] = ()) -> list[SourceMatch]:
@@ -540,7 +543,16 @@ class Finder:
             if not rows and ident.truncated and ident.template_args is None and len(ident.function) >= 8:
                 where = f"symbol >= ? AND symbol < ? AND {repos} AND kind != ?"
                 rows = self._defs(where, (ident.function, ident.function + "\uffff", *self.repos, NS_MACRO))
+            if not rows:  # a name a code generator's template spells (FBGEMM's embedding kernels)
+                rows = [r for r in self._templated() if templated_match(r[3], ident.function)]
         return [r for r in rows if Path(self.repos[r[0]][0], r[1]).is_file()]
+
+    def _templated(self) -> list[tuple[Any, ...]]:
+        """The templated definitions of the searched repositories (few: read once per finder)."""
+        if self._templated_rows is None:
+            repos = f"repo_id IN ({','.join('?' * len(self.repos))})"
+            self._templated_rows = self._defs(f"kind = ? AND {repos}", (TEMPLATED, *self.repos))
+        return self._templated_rows
 
     def _defs(self, where: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
         """Index rows (repo_id, path, line, symbol, kind, namespace, arity, variadic) matching ``where``."""

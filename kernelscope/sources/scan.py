@@ -174,6 +174,18 @@ _GLOBAL = re.compile(r"\b__global__\b")
 # a kernel declared through a project's macro for ``__global__ void`` (RAFT's and cuVS's ``RAFT_KERNEL``)
 _MACRO_KERNEL = re.compile(r"^[ \t]*(?:static[ \t]+)?([A-Z][A-Z0-9_]*_KERNEL)[ \t]+(?=\w)", re.M)
 _CALLISH = re.compile(r"(~?\w+)\s*\(")
+# a kernel name a code generator's template spells with Jinja placeholders:
+# ``{{ mdesc }}_embedding{{ ndesc }}_codegen_forward_{{ desc_suffix }}_kernel(``
+_TEMPLATED = re.compile(r"((?:\w|\{\{[^{}\n]*\}\})*\{\{[^{}\n]*\}\}(?:\w|\{\{[^{}\n]*\}\})*)\s*\(")
+TEMPLATED = "templated"  # a Definition whose symbol has ``{{}}`` placeholders (any identifier characters)
+
+
+def templated_match(symbol: str, name: str) -> bool:
+    """Whether a templated definition's symbol (``{{}}_embedding{{}}_codegen_forward_{{}}_kernel``) spells ``name``."""
+    parts = [re.escape(p) for p in symbol.split("{{}}")]
+    return re.fullmatch(r"\w*".join(parts), name) is not None
+
+
 _NOT_A_NAME = re.compile(r"^(?:__\w+__|[A-Z][A-Z0-9_]*|void|static|inline|extern|const|auto|decltype|alignas)$")
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
 _STRUCT = re.compile(
@@ -185,7 +197,7 @@ _FUNC = re.compile(
     re.M,
 )
 _NS_OR_BRACE = re.compile(
-    r"\bnamespace\s+([\w:]*)\s*\{|[{}]"
+    r"\bnamespace\s+(?:(?:[A-Z][A-Z0-9_]*\s+|\[\[[^\]]*\]\]\s*)(?=[\w:]))*([\w:]*)\s*\{|[{}]"  # CUGRAPH_EXPORT cugraph
     # a line that only names a macro opening or closing namespaces (VLLM_NAMESPACE_BEGIN, MOE_END)
     r"|^[ \t]*([A-Z][A-Z0-9_]*?(?:NAMESPACE[A-Z0-9_]*|_BEGIN|_OPEN|_START|_END|_CLOSE))"
     r"[ \t]*(?:\(\s*\))?[ \t]*;?[ \t]*$",
@@ -374,6 +386,19 @@ def _namespace_macros(code: str) -> dict[str, tuple[str, int]]:
     }
 
 
+def _templated_definitions(code: str, starts: list[int], marks: list[tuple[int, str]]) -> list[Definition]:
+    """Kernels of a code generator's template (FBGEMM's Jinja), their names spelled with placeholders; a name of
+    fewer than eight characters besides them says too little to match."""
+    named = {t.start(1): t for g in _GLOBAL.finditer(code) for t in _TEMPLATED.finditer(code, g.end(), g.end() + 400)}
+    defs = []
+    for at, t in named.items():
+        if len(re.sub(r"\{\{.*?\}\}", "", t.group(1))) >= 8 and not _is_declaration(code, t.end(1)):
+            symbol = re.sub(r"\{\{.*?\}\}", "{{}}", t.group(1))
+            # its template parameters are templated too ({%- if %} lines): their count is not read
+            defs.append(Definition(symbol, _line_of(starts, at), TEMPLATED, _ns_at(marks, at)))
+    return defs
+
+
 def cxx_definitions(text: str, path: str) -> list[Definition]:
     ext = PurePosixPath(path).suffix
     gpu = ext in GPU_EXT or any(k in text for k in _GPU_MARKERS) or _MACRO_KERNEL.search(text) is not None
@@ -415,6 +440,8 @@ def cxx_definitions(text: str, path: str) -> list[Definition]:
             n, pack = _template_params(code, k.start(1))
             at = found[1]
             defs.append(Definition(found[0], _line_of(starts, at), "global", _ns_at(marks, at), n, pack))
+    if "{{" in code:
+        defs.extend(_templated_definitions(code, starts, marks))
     for s in _STRUCT.finditer(code):
         if not macro_body(s.start()):
             n, pack = _template_params(code, s.start())
