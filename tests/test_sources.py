@@ -909,6 +909,24 @@ def test_a_kernel_a_code_template_names_is_found_in_the_template(tmp_path: Path)
     assert miss.status == "not_found"
 
 
+def test_a_name_a_macro_pastes_is_never_resolved_to_it_alone(tmp_path: Path) -> None:
+    """NCCL's ``DEFINE_ncclDevKernel`` pastes ``ncclDevKernel_##suffix``: every name with that prefix fits it, so
+    it is listed as the candidate of an ambiguous answer (finder set 8: RCCL's ``ncclDevKernel_Generic_1`` had been
+    resolved to NVIDIA NCCL's macro), while an exact definition of the name wins outright."""
+    header = (
+        "#define DEFINE_ncclDevKernel(suffix, coll) \\\n"
+        "  __global__ void ncclDevKernel_##suffix(ncclDevKernelArgs4K const args4K) {}\n"
+        "__global__ void ncclDevKernel_Generic(ncclDevKernelArgs4K const args4K) {}\n"
+    )
+    finder = _index(tmp_path, {"nccl/src/device/common.h": header})
+    pasted, exact = finder.find(
+        ["ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "ncclDevKernel_Generic(int)"]
+    )
+    assert pasted.status == "ambiguous" and "pastes" in pasted.reason
+    assert [(c.path, c.line) for c in pasted.candidates] == [("src/device/common.h", 1)]
+    assert exact.status == "resolved" and exact.location is not None and exact.location.line == 3
+
+
 def test_same_parameters_with_other_code_is_not_a_copy(tmp_path: Path) -> None:
     """Two kernels that share a name and a parameter list but not their code are two kernels."""
     body = "import triton\n\n\n@triton.jit\ndef _kernel(X, Y, N):\n    {}\n"

@@ -99,6 +99,35 @@ __global__ void {{ name }}_k(int* x) {}
     assert not scan.templated_match(templated[0][0], "INT4_split_embedding_codegen_backward_weighted_kernel_small_L")
 
 
+def test_kernels_written_the_way_cccl_rocprim_and_nccl_write_them() -> None:
+    """Finder set 8: CCCL declares CUB's kernels through ``_CCCL_KERNEL_ATTRIBUTES`` (after ``__launch_bounds__``
+    and a C++20 ``requires`` clause), rocPRIM through ``ROCPRIM_KERNEL`` on a line of its own, and NCCL pastes its
+    kernels' names in a macro (``ncclDevKernel_##suffix``), which is indexed as a name pattern."""
+    code = """CUB_NAMESPACE_BEGIN
+namespace detail::select {
+template <typename PolicySelectorT, typename InputIteratorT, typename OffsetT>
+  requires select_if_policy_selector<PolicySelectorT>
+__launch_bounds__(int(policy<PolicySelectorT>::BLOCK_THREADS))
+  _CCCL_KERNEL_ATTRIBUTES void DeviceSelectSweepKernel(const InputIteratorT d_in, OffsetT n)
+{
+}
+}
+CUB_NAMESPACE_END
+template<class Config, bool Descending>
+ROCPRIM_KERNEL
+    __launch_bounds__(device_params<Config>().histogram.block_size) void onesweep_histograms_kernel(int* h)
+{
+}
+#define DEFINE_ncclDevKernel(suffix, coll, redop, ty) \\
+  __global__ void ncclDevKernel_##suffix(ncclDevKernelArgs4K const args4K) { \\
+  }
+"""
+    defs = {d.symbol: (d.line, d.kind, d.namespace, d.arity) for d in scan.cxx_definitions(code, "cub/k.cuh")}
+    assert defs["DeviceSelectSweepKernel"] == (6, "global", "CUB_NAMESPACE_BEGIN::detail::select", 3)
+    assert defs["onesweep_histograms_kernel"] == (13, "global", "", 2)
+    assert defs["ncclDevKernel_{{}}"] == (16, scan.TEMPLATED, "", None)
+
+
 def test_macro_stamped_kernels() -> None:
     code = (
         "#define DEFINE_FLASH_FORWARD_KERNEL(kernelName, ...) \\\n"

@@ -645,7 +645,9 @@ class Finder:
         locs = [first, *[loc for loc in locs if loc is not first]]
         vendored = self._vendored_only(top)
         renamed = not vendored and _bare(ident, first) and all(_by_repr(t) for t in top)
-        if partial or in_tests or vendored or renamed:
+        # a macro that pastes the name's end (``ncclDevKernel_##suffix``) fits every name with that prefix
+        pasted = all(t.definition == TEMPLATED and t.symbol.endswith("{{}}") for t in top)
+        if partial or in_tests or vendored or renamed or pasted:
             base.status, base.candidates = "ambiguous", locs[:10]
             if vendored or renamed:  # the file proves what kind of kernel it is, not that this copy ran
                 base.kind, base.kind_rule, base.category, base.category_rule = _read(ident, first.definition, top)
@@ -661,6 +663,9 @@ class Finder:
                 if vendored
                 else f"{ident.function} in {locs[0].path} names its compiled kernels through triton.jit(repr=...) "
                 "(the function name and a suffix per config key): the bare name is more likely another copy's"
+                if renamed
+                else f"{ident.function} fits only {locs[0].symbol} in {locs[0].path}, which pastes the name's end: "
+                "any kernel with that prefix fits, another project's too"
             )
             return base
         base.status, base.location, base.candidates = "resolved", locs[0], locs[:10]

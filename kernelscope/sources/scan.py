@@ -171,11 +171,13 @@ def _refs(text: str, wanted: frozenset[str], scopes: list[tuple[int, str]]) -> l
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _GLOBAL = re.compile(r"\b__global__\b")
-# a kernel declared through a project's macro for ``__global__ void`` (RAFT's and cuVS's ``RAFT_KERNEL``)
-_MACRO_KERNEL = re.compile(r"^[ \t]*(?:static[ \t]+)?([A-Z][A-Z0-9_]*_KERNEL)[ \t]+(?=\w)", re.M)
+# a kernel declared through a project's macro for ``__global__`` (RAFT's ``RAFT_KERNEL``, CCCL's
+# ``_CCCL_KERNEL_ATTRIBUTES``, rocPRIM's ``ROCPRIM_KERNEL``): an upper-case word naming KERNEL, then a declaration
+_MACRO_KERNEL = re.compile(r"^[ \t]*(?:static[ \t]+)?(_?[A-Z][A-Z0-9_]*KERNEL[A-Z0-9_]*)\s+(?=[\w\[])", re.M)
 _CALLISH = re.compile(r"(~?\w+)\s*\(")
 # a kernel name a code generator's template spells with Jinja placeholders:
 # ``{{ mdesc }}_embedding{{ ndesc }}_codegen_forward_{{ desc_suffix }}_kernel(``
+_PASTED = re.compile(r"(\w+)\s*##\s*(\w+)\s*\(")  # a kernel name a macro pastes: ``ncclDevKernel_##suffix(``
 _TEMPLATED = re.compile(r"((?:\w|\{\{[^{}\n]*\}\})*\{\{[^{}\n]*\}\}(?:\w|\{\{[^{}\n]*\}\})*)\s*\(")
 TEMPLATED = "templated"  # a Definition whose symbol has ``{{}}`` placeholders (any identifier characters)
 
@@ -296,6 +298,7 @@ def _is_declaration(code: str, name_at: int) -> bool:
 
 
 _QUALIFIER_TAIL = re.compile(r"(?:\b[A-Za-z_]\w*|\[\[[^\]]*\]\])$")
+_REQUIRES = re.compile(r"\brequires\b[^;{}()]*(?:\([^;{}]*\))?[^;{}()]*$")
 
 
 def closing(code: str, open_at: int, opener: str, closer: str, limit: int | None = None) -> int:
@@ -344,6 +347,9 @@ def _template_params(code: str, start: int) -> tuple[int, bool]:
     i = start
     for _ in range(12):
         j = len(code[max(0, i - 400) : i].rstrip()) + max(0, i - 400)
+        if clause := _REQUIRES.search(code, max(0, j - 300), j):  # a C++20 constraint after the template list
+            i = clause.start()
+            continue
         if j > 0 and code[j - 1] == ">":
             break
         line = code.rfind("\n", 0, j) + 1
@@ -417,6 +423,12 @@ def cxx_definitions(text: str, path: str) -> list[Definition]:
         in_macro.append((m.start(), m.end()))
         params = [p.strip() for p in m.group(2).split(",")]
         body = m.group(3)
+        if "__global__" in body and (pasted := _PASTED.search(body, body.index("__global__"))) and pasted[2] in params:
+            # ``__global__ void ncclDevKernel_##suffix(``: every kernel the macro stamps starts with the prefix
+            if len(pasted[1]) >= 8:
+                at = m.start(1)
+                defs.append(Definition(pasted[1] + "{{}}", _line_of(starts, at), TEMPLATED, _ns_at(marks, at)))
+            continue
         if "__global__" in body and params and params[0]:
             kernel = _kernel_name_after(body, body.index("__global__") + 10)
             if kernel and kernel[0] == params[0]:  # the macro's first argument names the kernel
