@@ -316,13 +316,18 @@ def _read(ident: KernelIdentity, definition: str, defs: Sequence[KernelDefinitio
     return read.kind, read.rule, read.category, read.category_rule
 
 
+def _file_text(path: Path) -> str | None:
+    """A source file's text (None: it no longer reads)."""
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return None
+
+
 def _with_body(ident: KernelIdentity, loc: KernelDefinition) -> KernelIdentity:
     """The identity with the category the kernel's body decides (identity.source), where its name's was weak."""
-    try:
-        text = Path(loc.root, loc.path).read_text(errors="replace")
-    except OSError:
-        return ident
-    body = kernel_body(text, loc.symbol, loc.line, loc.path)
+    text = _file_text(Path(loc.root, loc.path))
+    body = None if text is None else kernel_body(text, loc.symbol, loc.line, loc.path)
     return ident if body is None else with_source(ident, body)
 
 
@@ -433,13 +438,8 @@ def _bare(ident: KernelIdentity, loc: KernelDefinition) -> bool:
 
 def _by_repr(loc: KernelDefinition) -> bool:
     """Whether a Triton definition names its compiled kernels through ``triton.jit(repr=...)``."""
-    if loc.definition != "triton":
-        return False
-    try:
-        text = Path(loc.root, loc.path).read_text(errors="replace")
-    except OSError:
-        return False
-    return named_by_repr(text, loc.symbol, loc.line)
+    text = _file_text(Path(loc.root, loc.path)) if loc.definition == "triton" else None
+    return text is not None and named_by_repr(text, loc.symbol, loc.line)
 
 
 def _vendored(loc: KernelDefinition, others: list[KernelDefinition]) -> bool:
@@ -647,26 +647,23 @@ class Finder:
         renamed = not vendored and _bare(ident, first) and all(_by_repr(t) for t in top)
         # a macro that pastes the name's end (``ncclDevKernel_##suffix``) fits every name with that prefix
         pasted = all(t.definition == TEMPLATED and t.symbol.endswith("{{}}") for t in top)
-        if partial or in_tests or vendored or renamed or pasted:
-            base.status, base.candidates = "ambiguous", locs[:10]
+        fn, where = ident.function, locs[0].path
+        doubts = [  # why the best definition is only a candidate, the first that holds
+            (partial, f"{fn} is defined in namespace {locs[0].namespace or '(global)'} in {where}; the name says "
+                      f"{ident.namespace}: the outer scopes are not in the file"),
+            (in_tests, f"{fn} is defined only in test files ({where}), and the name has no namespace to tell it from "
+                       "another project's kernel of that name"),
+            (vendored, f"{fn} is defined here only in a vendored copy of another project's code ({where}): which "
+                       "copy ran, the name cannot say (--module names the package that ran it)"),
+            (renamed, f"{fn} in {where} names its compiled kernels through triton.jit(repr=...) (the function name "
+                      "and a suffix per config key): the bare name is more likely another copy's"),
+            (pasted, f"{fn} fits only {locs[0].symbol} in {where}, which pastes the name's end: any kernel with that "
+                     "prefix fits, another project's too"),
+        ]  # fmt: skip
+        if (doubt := next((why for holds, why in doubts if holds), None)) is not None:
+            base.status, base.candidates, base.reason = "ambiguous", locs[:10], doubt
             if vendored or renamed:  # the file proves what kind of kernel it is, not that this copy ran
                 base.kind, base.kind_rule, base.category, base.category_rule = _read(ident, first.definition, top)
-            base.reason = (
-                f"{ident.function} is defined in namespace {locs[0].namespace or '(global)'} in {locs[0].path}; "
-                f"the name says {ident.namespace}: the outer scopes are not in the file"
-                if partial
-                else f"{ident.function} is defined only in test files ({locs[0].path}), and the name has no "
-                "namespace to tell it from another project's kernel of that name"
-                if in_tests
-                else f"{ident.function} is defined here only in a vendored copy of another project's code "
-                f"({locs[0].path}): which copy ran, the name cannot say (--module names the package that ran it)"
-                if vendored
-                else f"{ident.function} in {locs[0].path} names its compiled kernels through triton.jit(repr=...) "
-                "(the function name and a suffix per config key): the bare name is more likely another copy's"
-                if renamed
-                else f"{ident.function} fits only {locs[0].symbol} in {locs[0].path}, which pastes the name's end: "
-                "any kernel with that prefix fits, another project's too"
-            )
             return base
         base.status, base.location, base.candidates = "resolved", locs[0], locs[:10]
         base.tests = self._tests(locs[0])
@@ -678,11 +675,8 @@ class Finder:
         mangled, so rocprof prints its parameters, unless its file declares it ``extern "C"``."""
         if row[4] not in _CXX_DEFS or row[4] == "asm" or not _BARE_KD.fullmatch(ident.name.strip()):
             return None
-        try:
-            text = Path(self.repos[row[0]][0], row[1]).read_text(errors="replace")
-        except OSError:
-            return None
-        if 'extern "C"' in text:
+        text = _file_text(Path(self.repos[row[0]][0], row[1]))
+        if text is None or 'extern "C"' in text:
             return None
         return 'a C++ kernel, whose symbol is mangled: the name is a bare AMDGPU symbol (Triton, assembly, extern "C")'
 

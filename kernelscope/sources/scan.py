@@ -439,17 +439,14 @@ def cxx_definitions(text: str, path: str) -> list[Definition]:
     def macro_body(off: int) -> bool:
         return any(a <= off < b for a, b in in_macro)
 
-    for g in _GLOBAL.finditer(code):
-        if macro_body(g.start()):
-            continue
-        found = _kernel_name_after(code, g.end())
+    # ``__global__`` and a macro that stands for it (RAFT_KERNEL map_kernel(...)): where it starts, where the name
+    # is read from
+    marked = [(g.start(), g.end()) for g in _GLOBAL.finditer(code)]
+    marked += [(k.start(1), k.end()) for k in _MACRO_KERNEL.finditer(code)]
+    for start, end in marked:
+        found = None if macro_body(start) else _kernel_name_after(code, end)
         if found and not _is_declaration(code, found[1]):
-            n, pack = _template_params(code, g.start())
-            defs.append(Definition(found[0], _line_of(starts, found[1]), "global", _ns_at(marks, found[1]), n, pack))
-    for k in _MACRO_KERNEL.finditer(code):  # RAFT_KERNEL map_kernel(...): a macro that expands to __global__ void
-        found = None if macro_body(k.start()) else _kernel_name_after(code, k.end())
-        if found and not _is_declaration(code, found[1]):
-            n, pack = _template_params(code, k.start(1))
+            n, pack = _template_params(code, start)
             at = found[1]
             defs.append(Definition(found[0], _line_of(starts, at), "global", _ns_at(marks, at), n, pack))
     if "{{" in code:
