@@ -59,6 +59,23 @@ __global__ void __launch_bounds__(kNumThreads, 1) dispatch_copy_epilogue_impl(vo
     assert defs["dispatch_copy_epilogue_impl"] == (18, "global", "mooncake::elastic", 5)
 
 
+def test_a_macro_defined_as_global_marks_kernels_where_used_not_where_defined() -> None:
+    """``#define RAFT_KERNEL static __global__ void`` holds a ``__global__`` of its own: read there, it named the next
+    kernel of the file a second time with no template parameters; a project macro whose name does not say KERNEL
+    (``#define DEVICE_ENTRY __global__``) hid the kernels declared through it."""
+    code = """#define RAFT_KERNEL static __global__ void
+#define DEVICE_ENTRY __global__ \\
+    __launch_bounds__(256)
+namespace raft {
+template <typename T>
+RAFT_KERNEL scale_kernel(T* x) { }
+DEVICE_ENTRY void copy_rows(int* y) { }
+}
+"""
+    defs = [(d.symbol, d.line, d.namespace, d.arity) for d in scan.cxx_definitions(code, "include/k.cuh")]
+    assert sorted(defs) == [("copy_rows", 7, "raft", 0), ("scale_kernel", 6, "raft", 1)]
+
+
 def test_export_macro_namespaces_and_templated_kernel_names() -> None:
     """Finder set 7: cuGraph opens ``namespace CUGRAPH_EXPORT cugraph {`` (read as no namespace, so every
     ``cugraph::detail::`` kernel stayed ambiguous), and FBGEMM's embedding kernels are Jinja templates whose names

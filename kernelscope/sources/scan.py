@@ -190,6 +190,8 @@ def templated_match(symbol: str, name: str) -> bool:
 
 _NOT_A_NAME = re.compile(r"^(?:__\w+__|[A-Z][A-Z0-9_]*|void|static|inline|extern|const|auto|decltype|alignas)$")
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
+# an object-like macro (no parameter list): ``#define MY_GLOBAL static __global__ void``
+_OBJECT_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(?![\w(])((?:[^\n]*\\\n)*[^\n]*)", re.M)
 _STRUCT = re.compile(
     r"\b(?:struct|class)\s+(?:alignas\s*\([^)]*\)\s*)?(?:[A-Z_][A-Z0-9_]*\s+)*(\w+)\s*(?:final\s*)?(?::[^;{()]*)?\{"
 )
@@ -436,14 +438,19 @@ def cxx_definitions(text: str, path: str) -> list[Definition]:
                     off = m.end() + inv.start(1)
                     defs.append(Definition(inv.group(1), _line_of(starts, off), "macro", _ns_at(marks, off)))
 
+    # an object-like macro whose value holds ``__global__`` stands for it where it is used, not where it is defined
+    aliases = [m for m in _OBJECT_DEFINE.finditer(code) if _GLOBAL.search(m.group(2))]
+    in_macro += [(m.start(), m.end()) for m in aliases]
+
     def macro_body(off: int) -> bool:
         return any(a <= off < b for a, b in in_macro)
 
-    # ``__global__`` and a macro that stands for it (RAFT_KERNEL map_kernel(...)): where it starts, where the name
-    # is read from
-    marked = [(g.start(), g.end()) for g in _GLOBAL.finditer(code)]
-    marked += [(k.start(1), k.end()) for k in _MACRO_KERNEL.finditer(code)]
-    for start, end in marked:
+    # ``__global__`` and a macro that stands for it (RAFT_KERNEL map_kernel(...)): where it starts -> where the
+    # name is read from (one entry per start: a file's own RAFT_KERNEL is both an alias and a *KERNEL* macro)
+    marked = {g.start(): g.end() for g in _GLOBAL.finditer(code)}
+    marked |= {k.start(1): k.end() for k in _MACRO_KERNEL.finditer(code)}
+    marked |= {u.start(): u.end() for m in aliases for u in re.finditer(rf"\b{m.group(1)}\b", code)}
+    for start, end in marked.items():
         found = None if macro_body(start) else _kernel_name_after(code, end)
         if found and not _is_declaration(code, found[1]):
             n, pack = _template_params(code, start)
