@@ -82,6 +82,7 @@ FIRST = {
     45: "0d8145d",
     46: "7f01128",
     47: "87a6ac7",
+    48: "4e5b484",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}

@@ -147,6 +147,39 @@ def test_trtllm_gen_gemm_dtype_is_its_input_pair(name: str, dtype: str) -> None:
     assert classify([name])[0].dtype == dtype
 
 
+@pytest.mark.parametrize(
+    ("name", "function", "dtype"),
+    [  # set 48 (public serving traces, 2026) and the labels of sets 14, 17, 37, 40-42 before it
+        (  # trtllm-gen's GEMMs: the operation before the types, as its FMHA kernels
+            "bmm_E4m3_E4m3E4m3_Fp32_t128x8x128u2_s8_et64x8_m64x8x32_c1x1x1_rM_TN_transOut_noShfl_dsFp8_schPd4x2x2x3_bN_tma_"
+            "tmaSf_rgTma_clmp_lbW2_dynB_sm100f",
+            "bmm",
+            "fp8",
+        ),
+        (  # CUTLASS 3.x library names: the stem before the types
+            "cutlass3x_sm100_simt_sgemm_f32_f32_f32_f32_f32_64x32x16_1x1x1_3_tnn_align1_bias_f32_relu",
+            "cutlass3x_sm100_simt_sgemm",
+            "fp32",
+        ),
+        (  # CuTe DSL: the first tensor argument's element type
+            "kernel_cutlass_kernel_flashinfernormkernelsfused_add_rmsnormFusedAddRMSNormKernel_object_at__tensorptrf16gmem"
+            "align128o307230721_tensorptrf16gmemalign128o307230721_tensorptrf16gmemalign16o_0",
+            "FusedAddRMSNormKernel",
+            "fp16",
+        ),
+        (  # a norm whose name says it quantizes is typed by the narrow type it writes
+            "_ZN5aiter35fused_qk_rmsnorm_group_quant_kernelIDF16bDB8_Li512ELi16ELi8ELb0ELb1ELb1ELb1ELb0ELb0EEEvPT0_PvPT_S6_"
+            "S6_PKS5_S8_S8_S8_S8_ffiiiiiiiiiiiii",
+            "fused_qk_rmsnorm_group_quant_kernel",
+            "fp8",
+        ),
+    ],
+)
+def test_function_and_dtype_of_generated_library_names(name: str, function: str, dtype: str) -> None:
+    ident = classify([name])[0]
+    assert (ident.function, ident.dtype) == (function, dtype)
+
+
 def test_an_aiter_assembly_kernel_is_named_by_its_stem() -> None:
     names = [  # set 40's labels, by labellers who never saw the classifier
         "_ZN5aiter53fmoe_bf16_pertokenFp8_g1u1_vs_tkw1_silu_1tg_ps_32x256E",

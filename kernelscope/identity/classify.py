@@ -120,6 +120,7 @@ def _pick(types: list[str], integers: bool, keyed: bool = False) -> str | None:
     return ints[0] if integers and ints else None
 
 
+_QUANTIZES = re.compile(r"(?i)(?<![a-z])quant(?:ize)?(?![a-z])")  # quant_, _quant_, quantize: not dequant
 _SCALAR_DOUBLE = re.compile(r"(?<=[(,])\s*(?:const\s+)?double\s*(?=[,)])")
 
 
@@ -137,10 +138,12 @@ def _dtype(
     targs = _type_dtypes(args.replace("*", " ") if keyed else args, rules)  # a sort's iterators (long*) name its key
     named = _token_dtypes(function, rules)
     # a kernel whose own name spells a narrow type (rms_norm_static_fp8_quant, convert_fp8) is typed by that
-    # spelling; a quantizing kernel by the narrow type among its template arguments
+    # spelling; a quantizing kernel (or one whose name says it quantizes: a norm fused with a group quant) by the
+    # narrow type among its template arguments
     if spelled := [d for d in named if d in _NARROW]:
         return spelled[0]
-    if category == "quant" and (narrow := [d for d in targs if d in _NARROW]):
+    quantizes = category == "quant" or _QUANTIZES.search(function) is not None
+    if quantizes and (narrow := [d for d in targs if d in _NARROW]):
         return narrow[0]
     integers = bool(wrapper) or category in ("sort_scan", "elementwise", "reduce")
     local = " ".join(c.name for c in key if c.is_local)
