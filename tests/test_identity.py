@@ -149,13 +149,7 @@ def test_trtllm_gen_gemm_dtype_is_its_input_pair(name: str, dtype: str) -> None:
 
 @pytest.mark.parametrize(
     ("name", "function", "dtype"),
-    [  # set 48 (public serving traces, 2026) and the labels of sets 14, 17, 37, 40-42 before it
-        (  # trtllm-gen's GEMMs: the operation before the types, as its FMHA kernels
-            "bmm_E4m3_E4m3E4m3_Fp32_t128x8x128u2_s8_et64x8_m64x8x32_c1x1x1_rM_TN_transOut_noShfl_dsFp8_schPd4x2x2x3_bN_tma_"
-            "tmaSf_rgTma_clmp_lbW2_dynB_sm100f",
-            "bmm",
-            "fp8",
-        ),
+    [  # set 48 (public serving traces, 2026) and the labels of sets 2, 12 and 37 before it
         (  # CUTLASS 3.x library names: the stem before the types
             "cutlass3x_sm100_simt_sgemm_f32_f32_f32_f32_f32_64x32x16_1x1x1_3_tnn_align1_bias_f32_relu",
             "cutlass3x_sm100_simt_sgemm",
