@@ -83,6 +83,7 @@ FIRST = {
     46: "7f01128",
     47: "87a6ac7",
     48: "4e5b484",
+    49: "9d4f70f",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}

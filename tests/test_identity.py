@@ -174,6 +174,24 @@ def test_function_and_dtype_of_generated_library_names(name: str, function: str,
     assert (ident.function, ident.dtype) == (function, dtype)
 
 
+@pytest.mark.parametrize(
+    ("name", "category", "dtype"),
+    [  # set 49 (public serving traces, 2026): what a kernel computes beats the phase it serves
+        (
+            "void radiance_mxfp4_fp8_gemm_decode<8, 128, 1, 1, true, true, true>(unsigned char const*, unsigned char const*)",
+            "gemm",
+            "fp8xfp4",  # the 4-bit weights named first, then the fp8 activations
+        ),
+        ("_mla_nope_quantize_fp8_kernel.kd", "quant", "fp8"),
+        ("_packed_input_projections_kernel.kd", "gemm", None),  # a projection is the linear layer's product
+        ("_page_table_positions_kernel", "attention", None),  # a phase word alone still says attention
+    ],
+)
+def test_an_operation_word_beats_a_phase_word(name: str, category: str, dtype: str | None) -> None:
+    ident = classify([name])[0]
+    assert (ident.category, ident.dtype) == (category, dtype)
+
+
 def test_an_aiter_assembly_kernel_is_named_by_its_stem() -> None:
     names = [  # set 40's labels, by labellers who never saw the classifier
         "_ZN5aiter53fmoe_bf16_pertokenFp8_g1u1_vs_tkw1_silu_1tg_ps_32x256E",

@@ -124,6 +124,15 @@ _QUANTIZES = re.compile(r"(?i)(?<![a-z])quant(?:ize)?(?![a-z])")  # quant_, _qua
 _SCALAR_DOUBLE = re.compile(r"(?<=[(,])\s*(?:const\s+)?double\s*(?=[,)])")
 
 
+def _spelled_narrow(named: list[str], category: str) -> str | None:
+    """The narrow type a kernel's own name spells first; a GEMM naming a 4-bit type before an 8-bit one
+    (``mxfp4_fp8_gemm``: its weights, then its activations) computes on both, activations first."""
+    spelled = [d for d in named if d in _NARROW]
+    if spelled[:1] == ["fp4"] and "fp8" in spelled and category in ("gemm", "moe_gemm"):
+        return "fp8xfp4"
+    return spelled[0] if spelled else None
+
+
 def _dtype(
     plain: str, key: list[cxx.Component], function: str, text: str, category: str, wrapper: str, rules: RuleSet
 ) -> str | None:
@@ -140,8 +149,8 @@ def _dtype(
     # a kernel whose own name spells a narrow type (rms_norm_static_fp8_quant, convert_fp8) is typed by that
     # spelling; a quantizing kernel (or one whose name says it quantizes: a norm fused with a group quant) by the
     # narrow type among its template arguments
-    if spelled := [d for d in named if d in _NARROW]:
-        return spelled[0]
+    if spelled := _spelled_narrow(named, category):
+        return spelled
     quantizes = category == "quant" or _QUANTIZES.search(function) is not None
     if quantizes and (narrow := [d for d in targs if d in _NARROW]):
         return narrow[0]
