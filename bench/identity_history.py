@@ -84,6 +84,7 @@ FIRST = {
     47: "87a6ac7",
     48: "4e5b484",
     49: "9d4f70f",
+    50: "5826d3d",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}

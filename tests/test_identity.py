@@ -185,9 +185,15 @@ def test_function_and_dtype_of_generated_library_names(name: str, function: str,
         ("_mla_nope_quantize_fp8_kernel.kd", "quant", "fp8"),
         ("_packed_input_projections_kernel.kd", "gemm", None),  # a projection is the linear layer's product
         ("_page_table_positions_kernel", "attention", None),  # a phase word alone still says attention
+        # set 50: a norm serving prefill is a norm; a bare arithmetic kernel (MLC-LLM's TVM names) is elementwise; an
+        # MoE reduction sums expert outputs whatever top-k it was built for; an einsum contracts tensors
+        ("fuse_add_norm_prefill_kernel", "norm", None),
+        ("divide_kernel", "elementwise", None),
+        ("moe_reduction_kernel_plain_bf16_topk6_md7168", "reduce", "bf16"),
+        ("_deepseek_v4_sm12x_fp8_einsum_kernel", "gemm", "fp8"),
     ],
 )
-def test_an_operation_word_beats_a_phase_word(name: str, category: str, dtype: str | None) -> None:
+def test_category_from_the_operation_a_name_spells(name: str, category: str, dtype: str | None) -> None:
     ident = classify([name])[0]
     assert (ident.category, ident.dtype) == (category, dtype)
 
