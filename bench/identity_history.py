@@ -85,6 +85,7 @@ FIRST = {
     48: "4e5b484",
     49: "9d4f70f",
     50: "5826d3d",
+    51: "e01ae9e",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}

@@ -191,6 +191,14 @@ def test_function_and_dtype_of_generated_library_names(name: str, function: str,
         ("divide_kernel", "elementwise", None),
         ("moe_reduction_kernel_plain_bf16_topk6_md7168", "reduce", "bf16"),
         ("_deepseek_v4_sm12x_fp8_einsum_kernel", "gemm", "fp8"),
+        # set 51: converting sparse-attention index lists is no dtype cast; a diffusion timestep's sinusoidal embedding
+        # encodes a position, as RoPE does, not a table lookup
+        ("convert_vertical_slash_indexes_kernel(int const*, int const*, int*, int*, int, int)", "attention", None),
+        (
+            "void timestep_embedding_kernel<false, c10::BFloat16>(c10::BFloat16*, float*, int, float, float, int)",
+            "position",
+            "bf16",
+        ),
     ],
 )
 def test_category_from_the_operation_a_name_spells(name: str, category: str, dtype: str | None) -> None:
