@@ -587,7 +587,7 @@ class Finder:
         rejected = [(r, why) for r in found if (why := _problem(ident, r, macros(r[0])) or self._mangled(ident, r))]
         rejected_ids = {id(r) for r, _ in rejected}
         rows = [r[:6] for r in found if id(r) not in rejected_ids]
-        full = [r for r in rows if not _partly(ident, r[5], self._macros(r[0]))]
+        full = [r for r in rows if not _partly(ident, r[5], macros(r[0]))]
         partial = not full  # only definitions whose namespace the file shows in part: never resolved alone
         rows = full or rows
         product = [r for r in rows if not is_test_path(r[1])]

@@ -175,9 +175,10 @@ _GLOBAL = re.compile(r"\b__global__\b")
 # ``_CCCL_KERNEL_ATTRIBUTES``, rocPRIM's ``ROCPRIM_KERNEL``): an upper-case word naming KERNEL, then a declaration
 _MACRO_KERNEL = re.compile(r"^[ \t]*(?:static[ \t]+)?(_?[A-Z][A-Z0-9_]*KERNEL[A-Z0-9_]*)\s+(?=[\w\[])", re.M)
 _CALLISH = re.compile(r"(~?\w+)\s*\(")
+_PASTED = re.compile(r"(\w+)\s*##\s*(\w+)\s*\(")  # a kernel name a macro pastes: ``ncclDevKernel_##suffix(``
 # a kernel name a code generator's template spells with Jinja placeholders:
 # ``{{ mdesc }}_embedding{{ ndesc }}_codegen_forward_{{ desc_suffix }}_kernel(``
-_PASTED = re.compile(r"(\w+)\s*##\s*(\w+)\s*\(")  # a kernel name a macro pastes: ``ncclDevKernel_##suffix(``
+_PLACEHOLDER = re.compile(r"\{\{.*?\}\}")
 _TEMPLATED = re.compile(r"((?:\w|\{\{[^{}\n]*\}\})*\{\{[^{}\n]*\}\}(?:\w|\{\{[^{}\n]*\}\})*)\s*\(")
 TEMPLATED = "templated"  # a Definition whose symbol has ``{{}}`` placeholders (any identifier characters)
 
@@ -315,27 +316,17 @@ def closing(code: str, open_at: int, opener: str, closer: str, limit: int | None
 
 
 def _opening(code: str, close: int, opener: str, closer: str) -> int:
-    """The offset of the bracket that ``code[close]`` closes (-1: none before it)."""
+    """The offset of the bracket that ``code[close]`` closes (-1: none before it). Parenthesized groups inside
+    other brackets are stepped over whole: in a template list's default ``bool kLinked = (kRanks > 1 and
+    not kCached)`` the comparison is no bracket."""
     depth, k = 0, close
     while k >= 0:
-        depth += 1 if code[k] == closer else -1 if code[k] == opener else 0
-        if depth == 0:
-            return k
-        k -= 1
-    return -1
-
-
-def _opening_angle(code: str, close: int) -> int:
-    """The ``<`` that the template list's ``>`` at ``close`` closes, stepping over parenthesized defaults
-    (``bool kLinked = (kRanks > 1 and not kCached)``), whose comparisons are no brackets."""
-    depth, k = 0, close
-    while k >= 0:
-        if code[k] == ")":
+        if code[k] == ")" and opener != "(":
             k = _opening(code, k, "(", ")")
             if k < 0:
                 return -1
-        elif code[k] in "<>":
-            depth += 1 if code[k] == ">" else -1
+        else:
+            depth += 1 if code[k] == closer else -1 if code[k] == opener else 0
             if depth == 0:
                 return k
         k -= 1
@@ -367,7 +358,7 @@ def _template_params(code: str, start: int) -> tuple[int, bool]:
         i = m.start()
     else:
         return 0, False
-    k = _opening_angle(code, j - 1)
+    k = _opening(code, j - 1, "<", ">")
     if k < 0 or not code[max(0, k - 40) : k].rstrip().endswith("template"):
         return 0, False
     inner = code[k + 1 : j - 1].strip()
@@ -400,8 +391,8 @@ def _templated_definitions(code: str, starts: list[int], marks: list[tuple[int, 
     named = {t.start(1): t for g in _GLOBAL.finditer(code) for t in _TEMPLATED.finditer(code, g.end(), g.end() + 400)}
     defs = []
     for at, t in named.items():
-        if len(re.sub(r"\{\{.*?\}\}", "", t.group(1))) >= 8 and not _is_declaration(code, t.end(1)):
-            symbol = re.sub(r"\{\{.*?\}\}", "{{}}", t.group(1))
+        if len(_PLACEHOLDER.sub("", t.group(1))) >= 8 and not _is_declaration(code, t.end(1)):
+            symbol = _PLACEHOLDER.sub("{{}}", t.group(1))
             # its template parameters are templated too ({%- if %} lines): their count is not read
             defs.append(Definition(symbol, _line_of(starts, at), TEMPLATED, _ns_at(marks, at)))
     return defs
