@@ -481,6 +481,7 @@ class Finder:
             raise InputError(f"{index.path}: no repositories indexed; run kscope index REPO first")
         self._macro_values: dict[int, dict[str, str | None]] = {}
         self._templated_rows: list[tuple[Any, ...]] | None = None
+        self._extern_c: dict[tuple[int, str], bool] = {}  # per file: a table of names meets a file's kernels many times
         self.identities = Identities()
 
     def find(self, names: Iterable[str], launches: Iterable[TritonLaunch] = ()) -> list[SourceMatch]:
@@ -675,8 +676,11 @@ class Finder:
         mangled, so rocprof prints its parameters, unless its file declares it ``extern "C"``."""
         if row[4] not in _CXX_DEFS or row[4] == "asm" or not _BARE_KD.fullmatch(ident.name.strip()):
             return None
-        text = _file_text(Path(self.repos[row[0]][0], row[1]))
-        if text is None or 'extern "C"' in text:
+        key = (row[0], row[1])
+        if key not in self._extern_c:
+            text = _file_text(Path(self.repos[row[0]][0], row[1]))
+            self._extern_c[key] = text is None or 'extern "C"' in text
+        if self._extern_c[key]:
             return None
         return 'a C++ kernel, whose symbol is mangled: the name is a bare AMDGPU symbol (Triton, assembly, extern "C")'
 
