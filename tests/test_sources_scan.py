@@ -76,6 +76,21 @@ DEVICE_ENTRY void copy_rows(int* y) { }
     assert sorted(defs) == [("copy_rows", 7, "raft", 0), ("scale_kernel", 6, "raft", 1)]
 
 
+def test_a_kernel_stamping_macro_may_spell_global_through_an_alias() -> None:
+    """A function-like macro that stamps kernels (``DEFINE_SCALE(name)``) may write ``__global__`` through the
+    file's object-like alias for it (``DEVICE_ENTRY``): its invocations define the kernels they name."""
+    code = """#define DEVICE_ENTRY static __global__
+#define DEFINE_SCALE(name, T) DEVICE_ENTRY void name(T* x) { }
+#define DEFINE_HELPER(name) __device__ void name(float* x) { }
+namespace ops {
+DEFINE_SCALE(scale_rows, float)
+DEFINE_HELPER(not_a_kernel)
+}
+"""
+    defs = [(d.symbol, d.line, d.kind, d.namespace) for d in scan.cxx_definitions(code, "csrc/k.cu")]
+    assert [d for d in defs if d[2] in ("macro", "global")] == [("scale_rows", 5, "macro", "ops")]
+
+
 def test_export_macro_namespaces_and_templated_kernel_names() -> None:
     """Finder set 7: cuGraph opens ``namespace CUGRAPH_EXPORT cugraph {`` (read as no namespace, so every
     ``cugraph::detail::`` kernel stayed ambiguous), and FBGEMM's embedding kernels are Jinja templates whose names

@@ -25,13 +25,14 @@ from kernelscope.codeobj.tools import ELF_ERRORS
 from kernelscope.errors import InputError
 from kernelscope.sources import scan
 
-SCHEMA_VERSION = 12  # 2: defs carry template arity; 3: namespace-opening macros; 4: FlyDSL and Helion kernels;
+SCHEMA_VERSION = 13  # 2: defs carry template arity; 3: namespace-opening macros; 4: FlyDSL and Helion kernels;
 # 5: code objects read by their ELF symbol table (plain-named assembly kernels); 6: kernels test files define,
 # declarations read through #if/#else lines; 7: Python files of vendored trees a Python package ships;
 # 8: kernels declared through a *_KERNEL macro, __launch_bounds__ arguments and parenthesized template defaults read;
 # 9: namespaces opened with an export macro (`namespace CUGRAPH_EXPORT cugraph {`); 10: kernel names a code
 # generator's template spells with Jinja placeholders (FBGEMM); 11: kernel macros CCCL and rocPRIM spell;
-# 12: object-like macros defined as __global__ mark kernels where used, not where defined
+# 12: object-like macros defined as __global__ mark kernels where used, not where defined; 13: and in the
+# bodies of kernel-stamping macros
 MAX_FILE_BYTES = 8 << 20  # larger sources are generated tables, not kernels
 _SKIP_DIRS = {".git", "node_modules", "build", "dist", "__pycache__", ".venv"}
 _STOP = frozenset(

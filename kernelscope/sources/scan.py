@@ -411,26 +411,28 @@ def cxx_definitions(text: str, path: str) -> list[Definition]:
     if not gpu:
         return defs
     marks = _namespaces(code, {n: v for n, (v, _) in macros.items()})
+    # an object-like macro whose value holds ``__global__`` stands for it where it is used, not where it is defined
+    aliases = [m for m in _OBJECT_DEFINE.finditer(code) if _GLOBAL.search(m.group(2))]
+    marker = re.compile(r"\b(?:" + "|".join(["__global__", *(re.escape(a.group(1)) for a in aliases)]) + r")\b")
     in_macro: list[tuple[int, int]] = []
     for m in _DEFINE.finditer(code):
         in_macro.append((m.start(), m.end()))
         params = [p.strip() for p in m.group(2).split(",")]
         body = m.group(3)
-        if "__global__" in body and (pasted := _PASTED.search(body, body.index("__global__"))) and pasted[2] in params:
+        if not (g := marker.search(body)):
+            continue
+        if (pasted := _PASTED.search(body, g.start())) and pasted[2] in params:
             # ``__global__ void ncclDevKernel_##suffix(``: every kernel the macro stamps starts with the prefix
             if len(pasted[1]) >= 8:
                 at = m.start(1)
                 defs.append(Definition(pasted[1] + "{{}}", _line_of(starts, at), TEMPLATED, _ns_at(marks, at)))
             continue
-        if "__global__" in body and params and params[0]:
-            kernel = _kernel_name_after(body, body.index("__global__") + 10)
+        if params and params[0]:
+            kernel = _kernel_name_after(body, g.end())
             if kernel and kernel[0] == params[0]:  # the macro's first argument names the kernel
                 for inv in re.finditer(rf"\b{re.escape(m.group(1))}\s*\(\s*(\w+)", code[m.end() :]):
                     off = m.end() + inv.start(1)
                     defs.append(Definition(inv.group(1), _line_of(starts, off), "macro", _ns_at(marks, off)))
-
-    # an object-like macro whose value holds ``__global__`` stands for it where it is used, not where it is defined
-    aliases = [m for m in _OBJECT_DEFINE.finditer(code) if _GLOBAL.search(m.group(2))]
     in_macro += [(m.start(), m.end()) for m in aliases]
 
     def macro_body(off: int) -> bool:
@@ -438,10 +440,9 @@ def cxx_definitions(text: str, path: str) -> list[Definition]:
 
     # ``__global__`` and a macro that stands for it (RAFT_KERNEL map_kernel(...)): where it starts -> where the
     # name is read from (one entry per start: a file's own RAFT_KERNEL is both an alias and a *KERNEL* macro)
-    marked = {g.start(): g.end() for g in _GLOBAL.finditer(code)}
-    marked |= {k.start(1): k.end() for k in _MACRO_KERNEL.finditer(code)}
-    marked |= {u.start(): u.end() for m in aliases for u in re.finditer(rf"\b{m.group(1)}\b", code)}
-    for start, end in marked.items():
+    marked = {k.start(1): k.end() for k in _MACRO_KERNEL.finditer(code)}
+    marked |= {u.start(): u.end() for u in marker.finditer(code)}
+    for start, end in sorted(marked.items()):
         found = None if macro_body(start) else _kernel_name_after(code, end)
         if found and not _is_declaration(code, found[1]):
             n, pack = _template_params(code, start)
