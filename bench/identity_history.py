@@ -86,6 +86,7 @@ FIRST = {
     49: "9d4f70f",
     50: "5826d3d",
     51: "e01ae9e",
+    52: "ed4b69d",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
