@@ -199,6 +199,26 @@ def test_function_and_dtype_of_generated_library_names(name: str, function: str,
             "position",
             "bf16",
         ),
+        # set 51's left items: converting to FP8 by name quantizes; a max reduced for an FP8 type is its scale; moving
+        # pages (not page tables) moves the KV cache's pages
+        (
+            "void vllm::convert_fp8_kernel<__nv_bfloat16, unsigned char, (vllm::Fp8KVCacheDataType)1>"
+            "(unsigned char const*, __nv_bfloat16*, float, long)",
+            "quant",
+            "fp8",
+        ),
+        (
+            "void vllm::segmented_max_reduction_strided<c10::BFloat16, c10::Float8_e4m3fn>"
+            "(float*, c10::BFloat16 const*, int, long, long)",
+            "quant",
+            "fp8",
+        ),
+        ("_page_split_kernel", "kv_cache", None),
+        # set 52: indexed/indexer are no copy verbs; a hyper-connection's pre step with a word between; a gate alone
+        ("_indexed_scale_shift_bf16_kernel", "elementwise", "bf16"),
+        ("_indexer_fp8_paged_logits_kernel", "attention", "fp8"),
+        ("_hc_split_pre_kernel", "reduce", None),
+        ("_engram_gate_kernel", "elementwise", None),
     ],
 )
 def test_category_from_the_operation_a_name_spells(name: str, category: str, dtype: str | None) -> None:
