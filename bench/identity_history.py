@@ -87,6 +87,7 @@ FIRST = {
     50: "5826d3d",
     51: "e01ae9e",
     52: "ed4b69d",
+    53: "f716ae0",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}

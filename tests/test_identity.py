@@ -219,6 +219,25 @@ def test_function_and_dtype_of_generated_library_names(name: str, function: str,
         ("_indexer_fp8_paged_logits_kernel", "attention", "fp8"),
         ("_hc_split_pre_kernel", "reduce", None),
         ("_engram_gate_kernel", "elementwise", None),
+        # set 53: concatenating into the KV cache writes it; prepacking a GEMM's weights moves them (a repack)
+        (
+            "void vllm::kimi_k3_fused_ops::fusedKimiK3MLADecodeQConcatKVCacheKernel<c10::Half, false, false, false, 3>"
+            "(c10::Half const*, long, long, c10::Half const*, long, long, c10::Half const*, long, c10::Half const*, long,"
+            " void*, long, long, void*, long, long, long const*, float const*, float const*, int, int, int, long const*,"
+            " float const*)",
+            "kv_cache",
+            "fp16",
+        ),
+        (
+            "void machete::prepack_B_kernel<128, machete::PrepackedLayoutBTemplate<cutlass::bfloat16_t, unsigned char,"
+            " cutlass::bfloat16_t, float, cutlass::layout::ColumnMajor, cutlass::gemm::KernelTmaWarpSpecializedCooperative,"
+            " machete::IlvBlkLayoutAuto>, cute::Tensor<cute::ViewEngine<unsigned char const*>, cute::Layout<cute::tuple<"
+            "unsigned long, unsigned long, unsigned long>, cute::tuple<unsigned long, unsigned long, unsigned long> > >,"
+            " unsigned char>(cute::Tensor<cute::ViewEngine<unsigned char const*>, cute::Layout<cute::tuple<unsigned long,"
+            " unsigned long, unsigned long>, cute::tuple<unsigned long, unsigned long, unsigned long> > >, unsigned char*)",
+            "copy",
+            "bf16",
+        ),
     ],
 )
 def test_category_from_the_operation_a_name_spells(name: str, category: str, dtype: str | None) -> None:
