@@ -88,6 +88,7 @@ FIRST = {
     51: "e01ae9e",
     52: "ed4b69d",
     53: "f716ae0",
+    54: "ca5aa3b",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}

@@ -219,6 +219,43 @@ def test_function_and_dtype_of_generated_library_names(name: str, function: str,
         ("_indexer_fp8_paged_logits_kernel", "attention", "fp8"),
         ("_hc_split_pre_kernel", "reduce", None),
         ("_engram_gate_kernel", "elementwise", None),
+        # set 54: a CUTLASS kernel of the delta rule (linear attention) is attention
+        (
+            "void cutlass::device_kernel<flat::kernel::FlatKernelTmaWarpSpecializedDeltaRule<flat::collective::FlatMainloopTmaWarpSpecializedDeltaRule<cutlass::bfloat16_t, "
+            "float, float, cute::tuple<cute::C<64>, cute::C<64>, cute::C<128> >, cute::tuple<long, "
+            "cute::C<1>, int>, cute::tuple<long, cute::C<1>, int>, cute::tuple<long, cute::C<1>, int>, "
+            "cute::tuple<long, cute::C<1>, int>, std::tuple<flat::kernel::Option<(flat::kernel::Tag)1, "
+            "cute::C<true> >, flat::kernel::Option<(flat::kernel::Tag)11, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)10, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)9, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)12, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)13, cute::C<false> > > >, "
+            "flat::kernel::IndividualTileScheduler<flat::kernel::GVATag>, "
+            "std::tuple<flat::kernel::Option<(flat::kernel::Tag)1, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)11, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)10, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)9, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)12, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)13, "
+            "cute::C<false> > > > >(flat::kernel::FlatKernelTmaWarpSpecializedDeltaRule<flat::collective::FlatMainloopTmaWarpSpecializedDeltaRule<cutlass::bfloat16_t, "
+            "float, float, cute::tuple<cute::C<64>, cute::C<64>, cute::C<128> >, cute::tuple<long, "
+            "cute::C<1>, int>, cute::tuple<long, cute::C<1>, int>, cute::tuple<long, cute::C<1>, int>, "
+            "cute::tuple<long, cute::C<1>, int>, std::tuple<flat::kernel::Option<(flat::kernel::Tag)1, "
+            "cute::C<true> >, flat::kernel::Option<(flat::kernel::Tag)11, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)10, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)9, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)12, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)13, cute::C<false> > > >, "
+            "flat::kernel::IndividualTileScheduler<flat::kernel::GVATag>, "
+            "std::tuple<flat::kernel::Option<(flat::kernel::Tag)1, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)11, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)10, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)9, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)12, cute::C<true> >, "
+            "flat::kernel::Option<(flat::kernel::Tag)13, cute::C<false> > > >::Params)",
+            "attention",
+            "bf16",
+        ),
         # set 53: concatenating into the KV cache writes it; prepacking a GEMM's weights moves them (a repack)
         (
             "void vllm::kimi_k3_fused_ops::fusedKimiK3MLADecodeQConcatKVCacheKernel<c10::Half, false, false, false, 3>"
@@ -302,9 +339,10 @@ def test_inductor_categories_follow_the_ops_it_fused() -> None:
             "triton_poi_fused_native_dropout_backward_squeeze_view_3",  # a mask applied, nothing drawn
             "triton_poi_fused_as_strided_6",  # a view materialised: moved
             "triton_poi_fused__to_copy_view_1",  # a view cast: computed
+            "triton_poi_fused_copy__1",  # the in-place copy_ (its trailing underscore before the number): moved
         ]
     )
-    want = ["reduce", "elementwise", "gemm", "copy", "random", "elementwise", "copy", "elementwise"]
+    want = ["reduce", "elementwise", "gemm", "copy", "random", "elementwise", "copy", "elementwise", "copy"]
     assert [g.category for g in got] == want
 
 
@@ -456,6 +494,14 @@ def test_flashmla_kept_flash_attentions_names_but_is_not_flash_attention() -> No
         ("flash_attn", "attention"),
         ("flash_attn", "attention"),
     ]
+
+
+def test_a_name_in_an_anonymous_namespace_is_cxx_without_its_parameters() -> None:
+    """Nsight prints a kernel of an anonymous namespace as ``<unnamed>::k`` with no parameter list (set 54): the
+    namespace alone says C++, whichever spelling the tool chose."""
+    names = [f"{ns}::qwen38_shared_gate_exact_kernel" for ns in ("<unnamed>", "(anonymous namespace)", "{anonymous}")]
+    assert {g.kind for g in classify(names)} == {"cpp"}
+    assert classify(["qwen38_shared_gate_exact_kernel"])[0].kind == "unknown"  # bare: no language shows
 
 
 def test_an_anonymous_namespace_names_its_source_file() -> None:

@@ -232,7 +232,7 @@ def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
     truncated = cxx.is_truncated(raw) or dm.repaired
     plain = cxx.clean(raw) if not dm.mangled else cxx.strip_suffixes(raw).rstrip(".…")
     text = cxx.clean(dm.text) if dm.mangled and dm.text != raw else cxx.clean(raw)
-    bare = not cxx.is_cxx(text)
+    bare = not cxx.is_cxx(text) and not cxx.in_anonymous_namespace(dm.text if dm.mangled else raw)
     comps = cxx.path(text) if not bare else [cxx.Component(text)]
     key, wrapper = _unwrap(comps, rules)
     at = cxx.key_component(key) if key else 0

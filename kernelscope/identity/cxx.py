@@ -114,6 +114,11 @@ def _component(text: str) -> Component:
     return Component(name, targs, has_targs, params, open_targs)
 
 
+def in_anonymous_namespace(name: str) -> bool:
+    """A name inside an anonymous namespace is C++ whatever else it shows (``<unnamed>::k``: no parameters printed)."""
+    return _ANON.search(name) is not None
+
+
 def clean(demangled: str) -> str:
     """Suffixes, truncation marks, anonymous namespaces and the return type removed."""
     s = _TRUNCATION.sub("", strip_suffixes(demangled))
