@@ -89,6 +89,7 @@ FIRST = {
     52: "ed4b69d",
     53: "f716ae0",
     54: "ca5aa3b",
+    55: "9778b4a",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}

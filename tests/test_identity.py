@@ -256,6 +256,13 @@ def test_function_and_dtype_of_generated_library_names(name: str, function: str,
             "attention",
             "bf16",
         ),
+        # set 55: a router's GEMV is its GEMM; attention sinks and sequence lengths are attention's; untiling and
+        # flattening move data
+        ("_router_gemv_kernel", "gemm", None),
+        ("_apply_learned_sink_kernel", "attention", None),
+        ("_dcp_local_seq_lens_kernel", "attention", None),
+        ("_untile_kernel", "copy", None),
+        ("_flatten_sampled_kernel", "copy", None),
         # set 53: concatenating into the KV cache writes it; prepacking a GEMM's weights moves them (a repack)
         (
             "void vllm::kimi_k3_fused_ops::fusedKimiK3MLADecodeQConcatKVCacheKernel<c10::Half, false, false, false, 3>"
