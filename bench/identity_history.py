@@ -90,6 +90,7 @@ FIRST = {
     53: "f716ae0",
     54: "ca5aa3b",
     55: "9778b4a",
+    56: "4127a8a",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}

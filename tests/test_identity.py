@@ -263,6 +263,9 @@ def test_function_and_dtype_of_generated_library_names(name: str, function: str,
         ("_dcp_local_seq_lens_kernel", "attention", None),
         ("_untile_kernel", "copy", None),
         ("_flatten_sampled_kernel", "copy", None),
+        # set 56: adding or multiplying by a broadcast operand computes; a gated delta net's scan is its recurrence
+        ("_sigmoid_gate_mul_broadcast_kernel", "elementwise", None),
+        ("vt::rocm::GdnScanK<bf16,bf16,f32>", "attention", "bf16"),
         # set 53: concatenating into the KV cache writes it; prepacking a GEMM's weights moves them (a repack)
         (
             "void vllm::kimi_k3_fused_ops::fusedKimiK3MLADecodeQConcatKVCacheKernel<c10::Half, false, false, false, 3>"
