@@ -91,6 +91,7 @@ FIRST = {
     54: "ca5aa3b",
     55: "9778b4a",
     56: "4127a8a",
+    57: "5cb4d7e",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}

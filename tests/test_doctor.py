@@ -60,11 +60,11 @@ def test_present_tools_have_paths_and_versions() -> None:
 def test_hidden_tools_are_missing_and_say_what_they_disable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # nothing on PATH: c++filt, git, ncu, nsys, rocprofv3 all hidden
     monkeypatch.setattr(codeobj_tools, "_LLVM_VERSIONS", ())
-    codeobj_tools.llvm_objdumps.cache_clear()
+    codeobj_tools.llvm_tools.cache_clear()
     try:
         result = doctor_mod.probe()
     finally:
-        codeobj_tools.llvm_objdumps.cache_clear()
+        codeobj_tools.llvm_tools.cache_clear()
     for name, needed_for, fix in [
         ("c++filt", "demangled kernel names", "binutils"),
         ("llvm-objdump", "AMD code objects", "llvm-19"),

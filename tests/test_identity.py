@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from kernelscope.codeobj.tools import llvm_tools
 from kernelscope.identity import classify
 from kernelscope.identity.demangle import demangle_all
 
@@ -256,6 +257,27 @@ def test_function_and_dtype_of_generated_library_names(name: str, function: str,
         # set 56: adding or multiplying by a broadcast operand computes; a gated delta net's scan is its recurrence
         ("_sigmoid_gate_mul_broadcast_kernel", "elementwise", None),
         ("vt::rocm::GdnScanK<bf16,bf16,f32>", "attention", "bf16"),
+        # set 57: vLLM's older skinny-GEMM spelling; ATen's CUB (at_cuda_detail, CUB 2's own namespace); a matrix
+        # product Inductor lowers to a reduction (nothing else fused); rotate-half written with sub/add; a CuTe DSL
+        # dot-product linear
+        (
+            "void wvSpltK_hf_sml_<64, 2, 16, 8, 2, 2>(int, int, __half const*, __half const*, __half*, int)",
+            "gemm",
+            "fp16",
+        ),
+        (
+            "void at_cuda_detail::DeviceScanInitKernel<at_cuda_detail::ScanTileState<int, 1>>(T1, int)",
+            "sort_scan",
+            "int32",
+        ),
+        ("triton_red_fused_mm_t_3", "gemm", None),
+        ("triton_poi_fused_add_copy_index_select_mul_slice_split_stack_sub_unsqueeze_view_8", "position", None),
+        (
+            "kernel_cutlass_kernel_vllmmodel_executorkernelslinearcute_dsl_ll_bf16_dotprodLLBf16Dotprod_object_at__"
+            "tensorptrbf16gmemalign16o16144i64div81_tensorptrbf16gmemalign16o6144i64div81_tensorpt_0",
+            "gemm",
+            "bf16",
+        ),
     ],
 )
 def test_category_from_the_operation_a_name_spells(name: str, category: str, dtype: str | None) -> None:
@@ -340,6 +362,24 @@ def test_demangle_matches_cxxfilt_where_it_can() -> None:
     for s in syms:
         assert got[s].text == _cxxfilt(s)
         assert got[s].mangled and not got[s].repaired
+
+
+@pytest.mark.skipif(not llvm_tools("llvm-cxxfilt"), reason="needs LLVM's llvm-cxxfilt (apt install llvm-19)")
+def test_a_cxx20_typed_template_parameter_demangles_through_llvm() -> None:
+    """binutils 2.40 leaves a symbol with a C++20 ``Tn`` template parameter mangled (vLLM's activation kernels built
+    by a newer compiler); LLVM reads it, so its types (the FP8 output) are there for the rules: set 57's name."""
+    sym = (
+        "_ZN4vllm25scaled_act_and_mul_kernelIN3c104HalfETnPFT_RKS3_EXadL_ZNS_11silu_kernelIS2_EES3_S5_EEEEvPNS1_"
+        "15Float8_e4m3fnuzEPS4_if"
+    )
+    assert _cxxfilt(sym) == sym  # the gap this fills
+    got = demangle_all([sym])[sym]
+    assert got.text == (
+        "void vllm::scaled_act_and_mul_kernel<c10::Half, &c10::Half vllm::silu_kernel<c10::Half>(c10::Half const&)>"
+        "(c10::Float8_e4m3fnuz*, c10::Half const*, int, float)"
+    )
+    assert got.mangled and not got.repaired
+    assert classify([sym])[0].category == "quant"
 
 
 def test_demangle_bitint_and_bf16() -> None:

@@ -75,15 +75,21 @@ _LLVM_VERSIONS = (19, 20, 21, 22, 23)
 
 
 @cache
-def llvm_objdumps() -> tuple[str, ...]:
-    """Every llvm-objdump present, LLVM 19 first (the reference), then newer ones for newer targets."""
+def llvm_tools(name: str) -> tuple[str, ...]:
+    """Every copy of the LLVM tool ``name`` present (``llvm-objdump``, ``llvm-cxxfilt``), LLVM 19 first."""
     found = []
     for v in _LLVM_VERSIONS:
-        for c in (f"llvm-objdump-{v}", f"/usr/lib/llvm-{v}/bin/llvm-objdump"):
+        for c in (f"{name}-{v}", f"/usr/lib/llvm-{v}/bin/{name}"):
             path = shutil.which(c) or (c if os.access(c, os.X_OK) else None)
             if path:
                 found.append(path)
                 break
+    return tuple(found)
+
+
+def llvm_objdumps() -> tuple[str, ...]:
+    """Every llvm-objdump present, LLVM 19 first (the reference), then newer ones for newer targets."""
+    found = llvm_tools("llvm-objdump")
     if not found:
         raise MissingToolError("llvm-objdump (LLVM 19)", "apt install --no-install-recommends llvm-19")
-    return tuple(found)
+    return found

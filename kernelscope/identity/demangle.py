@@ -1,11 +1,14 @@
 """Batched demangling with binutils ``c++filt`` — the one place the demangler's quirks live.
 
 Why binutils: the Python demanglers fail on the extended floating types (``DF16b``, ``DF16_``) that
-every bf16/fp16 ROCm kernel carries. Three gaps of binutils 2.40 are bridged here:
+every bf16/fp16 ROCm kernel carries, and so does LLVM 19's. Four gaps of binutils 2.40 are bridged here:
 
 * ``_BitInt(N)`` (``DB8_`` — Composable Kernel's ``f8_t``) is rewritten to a vendor type
   (``u9_BitInt_8``) that ``c++filt`` prints as ``_BitInt_8``; we print it back as ``_BitInt(8)``.
 * Its recursion limit, which leaves deeply nested CUTLASS 3 / CuTe symbols mangled: lifted (see ``_run``).
+* C++20 template parameters declared with a type (``Tn``: ``act_and_mul_kernel<T, &silu_kernel<T>>`` built
+  by a newer compiler), which binutils 2.40 cannot read: a symbol it leaves mangled is given to LLVM's
+  ``llvm-cxxfilt`` (installed with the ``llvm-19`` package ``llvm-objdump`` comes from), when present.
 * Truncated names (profilers cut long symbols, often mid-token): we try closing the open nesting
   levels (``E`` ... plus a ``v`` return type / parameter list) on the name cut back a few characters,
   all candidates in the same single ``c++filt`` call, and keep the longest prefix that demangles.
@@ -19,6 +22,7 @@ import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kernelscope.codeobj.tools import llvm_tools
 from kernelscope.errors import MissingToolError, ToolFailedError
 from kernelscope.identity.mangled import template_arity
 from kernelscope.process import run_tool
@@ -76,6 +80,17 @@ def _run(lines: list[str]) -> list[str]:
     return out[: len(lines)]
 
 
+def _run_llvm(symbols: list[str]) -> list[str]:
+    """``llvm-cxxfilt`` over symbols binutils left mangled; each line back unchanged where it fails too (or is
+    not installed: the symbols then go on to the truncation repair)."""
+    tools = llvm_tools("llvm-cxxfilt")
+    if not symbols or not tools:
+        return symbols
+    proc = run_tool([tools[0]], input="\n".join(symbols) + "\n")
+    out = proc.stdout.split("\n") if proc.returncode == 0 else []
+    return out[: len(symbols)] if len(out) >= len(symbols) else symbols
+
+
 def _symbol(name: str) -> str | None:
     """The mangled symbol inside a profiler name (``.kd`` and truncation marks stripped), or None."""
     s = name.strip()
@@ -89,7 +104,7 @@ def _symbol(name: str) -> str | None:
 
 
 def demangle_all(names: Iterable[str]) -> dict[str, Demangled]:
-    """Demangle every distinct name with at most two ``c++filt`` processes."""
+    """Demangle every distinct name with at most two ``c++filt`` processes (and one ``llvm-cxxfilt``)."""
     uniq = list(dict.fromkeys(names))
     symbols = {n: s for n in uniq if (s := _symbol(n)) is not None}
     result = {n: Demangled(n, False) for n in uniq if n not in symbols}
@@ -103,7 +118,9 @@ def demangle_all(names: Iterable[str]) -> dict[str, Demangled]:
             result[k] = Demangled(_restore(text), True)
         else:
             failed.append(k)
-    result.update(_repair(failed, symbols))
+    llvm = _run_llvm([symbols[k] for k in failed])
+    result.update({k: Demangled(text, True) for k, text in zip(failed, llvm, strict=True) if text != symbols[k]})
+    result.update(_repair([k for k in failed if k not in result], symbols))
     return result
 
 
