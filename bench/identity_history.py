@@ -92,6 +92,7 @@ FIRST = {
     55: "9778b4a",
     56: "4127a8a",
     57: "5cb4d7e",
+    58: "2ae85ba",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}

@@ -278,6 +278,11 @@ def test_function_and_dtype_of_generated_library_names(name: str, function: str,
             "gemm",
             "bf16",
         ),
+        # set 58: a WMMA (matrix-instruction) kernel is a GEMM whatever phase it serves; a reduction over experts
+        # combines their outputs; a gated delta net's chunk is its recurrence
+        ("mxfp4_sgl_linear_prefill_wmma_gfx1151", "gemm", "fp4"),
+        ("expert_weighted_reduce_top8_fp64_gfx1151", "reduce", "fp64"),
+        ("gdn_chunk_o_bv32_gfx1151", "attention", None),
     ],
 )
 def test_category_from_the_operation_a_name_spells(name: str, category: str, dtype: str | None) -> None:
