@@ -93,6 +93,7 @@ FIRST = {
     56: "4127a8a",
     57: "5cb4d7e",
     58: "2ae85ba",
+    59: "15eda8e",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}

@@ -504,6 +504,18 @@ def test_identity_fields_of_real_names() -> None:
     assert mangled.demangled.startswith("void aiter::dynamic_per_group_scaled_quant_kernel<")
 
 
+def test_a_cute_dsl_flash_attention_kernel_vendored_by_an_engine_is_flash_attention() -> None:
+    """CuTe DSL names carry the module path: FlashAttention 4 vendored as ``vllm/vllm_flash_attn/cute`` (set 59), its
+    split-KV combine step as well as its forward kernel."""
+    got = classify(
+        [
+            "kernel_cutlass_kernel_vllmvllm_flash_attncuteflash_fwd_combineFlashAttentionForwardCombine_object_at__"
+            "tensorptrf32gmemalign16o256i64div41i64div4i64div4_tensorptrf32gmemo1i64i64_tensorptrb_0"
+        ]
+    )[0]
+    assert (got.kind, got.category, got.function) == ("flash_attn", "attention", "FlashAttentionForwardCombine")
+
+
 def test_flashmla_kept_flash_attentions_names_but_is_not_flash_attention() -> None:
     """DeepSeek's FlashMLA began as FlashAttention's code and kept ``flash_fwd_*``, but kind names the library:
     an MLA kernel is FlashMLA's (no taxonomy kind: a C++ kernel), still attention. Where it kept the ``flash::``
