@@ -65,6 +65,10 @@ def _llvm_objdump() -> str | None:
         return None
 
 
+def _llvm_cxxfilt() -> str | None:
+    return next(iter(codeobj_tools.llvm_tools("llvm-cxxfilt")), None)
+
+
 def _amd_targets(_path: str) -> str:
     """Which AMD architectures kernelscope has occupancy rules for can be disassembled here, over every
     llvm-objdump found (each lists the processors it knows with ``--mcpu=help``)."""
@@ -104,6 +108,9 @@ TOOLS: tuple[Tool, ...] = (
          "apt install --no-install-recommends llvm-19 (gfx950 needs LLVM 20 or newer)", _amd_targets),
     Tool("c++filt", _which("c++filt"), ("--version",),
          ("demangled kernel names (classify, gap, find)",), "apt install binutils"),
+    Tool("llvm-cxxfilt", _llvm_cxxfilt, ("--version",),
+         ("kernel names binutils cannot demangle (C++20 typed template parameters)",),
+         "apt install --no-install-recommends llvm-19"),
     Tool("cuobjdump", _cuda("cuobjdump"), ("--version",),
          ("kscope isa/fit on NVIDIA cubins, fatbins and .so files",),
          "pip install nvidia-cuda-cuobjdump (or a CUDA toolkit on PATH)"),

@@ -68,6 +68,7 @@ def test_hidden_tools_are_missing_and_say_what_they_disable(tmp_path: Path, monk
     for name, needed_for, fix in [
         ("c++filt", "demangled kernel names", "binutils"),
         ("llvm-objdump", "AMD code objects", "llvm-19"),
+        ("llvm-cxxfilt", "C++20 typed template parameters", "llvm-19"),
         ("ncu", "kscope profile --ncu", "Nsight Compute"),
         ("git", "kscope task/eval", "git"),
         ("nvidia-smi", "GPU work", "driver"),
