@@ -94,6 +94,7 @@ FIRST = {
     57: "5cb4d7e",
     58: "2ae85ba",
     59: "15eda8e",
+    60: "637999a",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
