@@ -58,15 +58,8 @@ def _cuda(name: str) -> Callable[[], str | None]:
     return find
 
 
-def _llvm_objdump() -> str | None:
-    try:
-        return codeobj_tools.llvm_objdumps()[0]
-    except MissingToolError:
-        return None
-
-
-def _llvm_cxxfilt() -> str | None:
-    return next(iter(codeobj_tools.llvm_tools("llvm-cxxfilt")), None)
+def _llvm(name: str) -> Callable[[], str | None]:
+    return lambda: next(iter(codeobj_tools.llvm_tools(name)), None)  # LLVM 19 first
 
 
 def _amd_targets(_path: str) -> str:
@@ -103,12 +96,12 @@ class Tool:
 
 
 TOOLS: tuple[Tool, ...] = (
-    Tool("llvm-objdump", _llvm_objdump, ("--version",),
+    Tool("llvm-objdump", _llvm("llvm-objdump"), ("--version",),
          ("kscope isa/fit on AMD code objects (disassembly, instruction mix)", "kscope att register pressure"),
          "apt install --no-install-recommends llvm-19 (gfx950 needs LLVM 20 or newer)", _amd_targets),
     Tool("c++filt", _which("c++filt"), ("--version",),
          ("demangled kernel names (classify, gap, find)",), "apt install binutils"),
-    Tool("llvm-cxxfilt", _llvm_cxxfilt, ("--version",),
+    Tool("llvm-cxxfilt", _llvm("llvm-cxxfilt"), ("--version",),
          ("kernel names binutils cannot demangle (C++20 typed template parameters)",),
          "apt install --no-install-recommends llvm-19"),
     Tool("cuobjdump", _cuda("cuobjdump"), ("--version",),
