@@ -99,6 +99,30 @@ def test_nothing_to_report_is_one_error_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
+def test_a_gpu_the_database_lacks_leaves_the_report_whole_without_a_roofline(tmp_path: Path) -> None:
+    """A real trace from a GPU the hardware database has no entry for (a GH200 in the field): report and
+    suggest still give everything else, say why there is no roofline, and exit 0; the same name given
+    as ``--gpu`` is the user's typo or wish and is one error line."""
+    with gzip.open(TRACE) as f:
+        doc = json.load(f)
+    for p in doc["deviceProperties"]:
+        p["name"] = "Imaginary GPU 9000"
+    trace = tmp_path / "unknown_gpu.json"
+    trace.write_text(json.dumps(doc))
+    proc = run_kscope("report", trace, "-o", tmp_path / "r")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert report["roofline"] is None and report["gap"]["kernels"]
+    (note,) = report["notes"]
+    assert "Imaginary GPU 9000" in note and "no roofline" in note
+    assert note in (tmp_path / "r" / "REPORT.md").read_text() and "Imaginary GPU 9000" in proc.stderr
+    assert not (tmp_path / "r" / "roofline.png").exists()
+    suggest = run_kscope("suggest", trace, "--json")
+    assert suggest.returncode == 0, suggest.stderr
+    assert any("Imaginary GPU 9000" in n for n in json.loads(suggest.stdout)["notes"])
+    assert_one_error_line(run_kscope("report", trace, "--gpu", "Imaginary GPU 9000", "-o", tmp_path / "r2"))
+
+
 def test_dashboard_renders_offline_in_chromium(folder: Path, tmp_path: Path) -> None:
     """The page is loaded from disk with the network off; the screenshot must show the plots' ink."""
     from matplotlib.image import imread

@@ -153,6 +153,7 @@ def build(
     ncu: NcuResult | None = None,
     att: list[AttResult] | None = None,
     candidates: list[Experiment] | None = None,
+    notes: list[str] | None = None,
 ) -> Report:
     """The report and its headline, in the order an engineer reads it: time, bound, occupancy, then what to
     try (``candidates``, ranked by ``kscope suggest``)."""
@@ -178,4 +179,5 @@ def build(
         att=att or [],
         candidates=candidates or [],
         headline=headline,
+        notes=notes or [],
     )

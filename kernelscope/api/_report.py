@@ -22,6 +22,7 @@ from kernelscope.loop import git as loop_git
 from kernelscope.loop import ledger as loop_ledger
 from kernelscope.loop import workspace as loop_workspace
 from kernelscope.model.report import Report
+from kernelscope.model.roofline import Peaks
 from kernelscope.model.suggest import SuggestResult
 from kernelscope.readers import ncu_source
 from kernelscope.readers.shape_ledger import read as read_shape_ledger
@@ -66,6 +67,7 @@ def report(
         ncu=summarize(ev.ncu) if ev.ncu is not None else None,
         att=list(ev.att),
         candidates=rank(ev, top=REPORT_CANDIDATES).experiments,
+        notes=list(ev.notes),
     )
 
 
@@ -86,8 +88,8 @@ def _evidence(
     kineto = next((h for h, f in zip(traces, formats, strict=True) if f == "kineto"), None)
     calls, device = (kineto.ops, kineto.gpu) if kineto is not None else ([], None)
     gap = gap_report(traces, window=window) if traces else None
-    peaks = gpu_peaks(gpu, device, ceilings_file) if calls else None
-    source, launches, devices, measured, notes = None, [], [], None, []
+    peaks, notes = _trace_peaks(gpu, device, ceilings_file) if calls else (None, [])
+    source, launches, devices, measured = None, [], [], None
     if ncu_report is not None:
         source = ncu_report.ncu
         if ncu_source.is_report(ncu_report.path):  # the source-page CSV holds no launches or counters
@@ -111,6 +113,18 @@ def _evidence(
         code=[o for h in map(open_input, code) for o in h.code],
         notes=notes,
     )
+
+
+def _trace_peaks(gpu: str | None, device: str | None, ceilings_file: Path | None) -> tuple[Peaks | None, list[str]]:
+    """The roofs for the trace's shapes. A GPU the trace names but the database lacks (or no GPU at all)
+    leaves the rest of the evidence standing, with a note; one the user named (``--gpu``, ``--ceilings``)
+    must exist."""
+    try:
+        return gpu_peaks(gpu, device, ceilings_file), []
+    except InputError as exc:
+        if gpu is not None or ceilings_file is not None:
+            raise
+        return None, [f"no roofline from the trace's shapes: {exc}; --gpu NAME picks an entry"]
 
 
 def suggest(

@@ -12,7 +12,7 @@ import typer
 from kernelscope import api
 from kernelscope.cli._common import err, guarded, out, read_folders
 from kernelscope.model.shapes import ShapeRuns
-from kernelscope.presenters.base import render_json
+from kernelscope.presenters.base import note_text, render_json
 from kernelscope.presenters.report import write_folder
 from kernelscope.readers.shape_ledger import write as ledger_lines
 
@@ -46,6 +46,8 @@ def report(
     )
     written = write_folder(result, output)
     err.print(f"wrote {', '.join(str(p) for p in written)}", highlight=False)
+    for n in result.notes:
+        err.print(note_text(n))
     if json:
         sys.stdout.write(render_json(result))
     else:

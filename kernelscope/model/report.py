@@ -33,4 +33,5 @@ class Report(msgspec.Struct, kw_only=True):
     att: list[AttResult] = msgspec.field(default_factory=list)
     candidates: list[Experiment] = msgspec.field(default_factory=list)  # kscope suggest's ranking, best first
     headline: list[Finding] = msgspec.field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)  # what the inputs could not give (no roofline: why)
     schema: str = "kernelscope.report.v1"

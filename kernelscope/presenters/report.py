@@ -235,6 +235,7 @@ def markdown(r: Report) -> str:
     if r.headline:  # headline texts quote kernel names: escaped like every table cell
         lines += ["## Headline", ""]
         lines += [f"- **{f.topic}**: {one_line(f.text)} _({one_line(f.evidence)})_" for f in r.headline] + [""]
+    lines += [f"> {one_line(n)}\n" for n in r.notes]
     lines.append("Plots: open `index.html` (offline, one file).\n")
     return "\n".join(lines) + render_markdown(tables(r))
 
@@ -271,6 +272,7 @@ def render_html(r: Report, extra: Sequence[tuple[str, str]] = ()) -> str:
         f"<h1>{html.escape(r.title)}</h1><p class='note'>Created {html.escape(r.created)} from "
         f"{html.escape(', '.join(r.inputs))}</p>"
         + (f"<h2>Headline</h2><ul class='headline'>{head}</ul>" if head else "")
+        + "".join(f"<p class='note'>{html.escape(one_line(n))}</p>" for n in r.notes)
         + figs
         + "".join(_html_table(t) for t in tables(r))
         + f"<script type='application/json' id='kscope-report'>{data}</script></body></html>\n"
