@@ -95,6 +95,7 @@ FIRST = {
     58: "2ae85ba",
     59: "15eda8e",
     60: "637999a",
+    61: "5b35853",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
