@@ -192,3 +192,29 @@ def test_kernels_shorter_than_their_launch_call_are_counted(tmp_path: Path) -> N
     path.write_text(json.dumps({"traceEvents": events}))
     for d in (api.gap_report([path]).totals.launch_delay_us, gap(read(path), GapOptions()).totals.launch_delay_us):
         assert d is not None and d.call_median_us == pytest.approx(6) and d.shorter_than_call == 3
+
+
+def test_a_graph_launch_counts_once_in_the_launch_statistics(tmp_path: Path) -> None:
+    """One 400 µs cudaGraphLaunch replays five 10 µs kernels back to back; two 20 µs kernels follow, each
+    from its own 6 µs cudaLaunchKernel. Three launch calls: the graph's delay is to its first kernel, its
+    work is the five kernels together (50 µs, shorter than its call); weighting the call by its kernels
+    would report a 400 µs median call and five kernels shorter than theirs (vLLM's decode step on a GH200:
+    8 graph launches of 4.3 ms each held 27,896 of the trace's 28,032 kernels)."""
+    events: list[dict[str, object]] = [
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1, "tid": 1, "ts": 0, "dur": 400,
+         "args": {"correlation": 1}},
+        *({"ph": "X", "cat": "kernel", "name": f"g{i}", "pid": 0, "tid": 7, "ts": 30 + 10 * i, "dur": 10,
+           "args": {"device": 0, "correlation": 1}} for i in range(5)),
+    ]  # fmt: skip
+    for corr, (launch, start) in enumerate([(500, 510), (510, 540)], start=2):
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": launch, "dur": 6, "args": {"correlation": corr}})  # fmt: skip
+        events.append({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": start, "dur": 20,
+                       "args": {"device": 0, "correlation": corr}})  # fmt: skip
+    path = tmp_path / "graph.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    for d in (api.gap_report([path]).totals.launch_delay_us, gap(read(path), GapOptions()).totals.launch_delay_us):
+        assert d is not None and d.linked == 7  # kernels whose call the trace links
+        assert d.call_median_us == pytest.approx(6)  # calls of 400, 6 and 6 µs
+        assert d.median_us == pytest.approx(30)  # delays 30 (the graph's first kernel), 10 and 30 µs
+        assert d.shorter_than_call == 1  # the graph: 50 µs of kernels under a 400 µs call

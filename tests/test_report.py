@@ -123,6 +123,28 @@ def test_a_gpu_the_database_lacks_leaves_the_report_whole_without_a_roofline(tmp
     assert_one_error_line(run_kscope("report", trace, "--gpu", "Imaginary GPU 9000", "-o", tmp_path / "r2"))
 
 
+def test_a_trace_profiled_without_shapes_says_so_instead_of_an_empty_roofline(tmp_path: Path) -> None:
+    """The same trace with its ops' recorded inputs removed (torch.profiler without record_shapes, as vLLM's
+    traces usually are): roofline and shapes refuse in one line naming the fix, the report and suggest say
+    so in a note instead of showing an empty roofline table."""
+    with gzip.open(TRACE) as f:
+        doc = json.load(f)
+    for e in doc["traceEvents"]:
+        for key in ("Input Dims", "Input type", "Input Strides", "Concrete Inputs"):
+            e.get("args", {}).pop(key, None)
+    trace = tmp_path / "no_shapes.json"
+    trace.write_text(json.dumps(doc))
+    for cmd in (["roofline", trace, "--gpu", "H100 SXM"], ["shapes", trace]):
+        proc = run_kscope(*cmd)
+        assert_one_error_line(proc)
+        assert "record_shapes=True" in proc.stderr
+    proc = run_kscope("report", trace, "-o", tmp_path / "r")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert report["roofline"] is None and report["coverage"] is None and report["gap"]["kernels"]
+    assert any("record_shapes=True" in n for n in report["notes"])
+
+
 def test_dashboard_renders_offline_in_chromium(folder: Path, tmp_path: Path) -> None:
     """The page is loaded from disk with the network off; the screenshot must show the plots' ink."""
     from matplotlib.image import imread

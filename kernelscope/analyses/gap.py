@@ -82,12 +82,13 @@ Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]  # launches' row ids, variant 
 @dataclass
 class _Finished:
     """The launches once the harness is set aside: per device (starts, ends, launch call starts, launch call
-    durations, kept, counted) (the calls ``UNKNOWN`` where not linked, or all None when the rank links none;
+    durations, kept, counted, replayed by a graph launch) (the calls ``UNKNOWN`` where not linked, or all None
+    when the rank links none;
     ``counted``: kept, or the first launch of a burst, whose preceding gap is the workload's; ``kept`` and
     ``counted`` None when nothing was set aside),
     the timed kernels' kept durations by row id, the bursts found and the spans cut out of each rank's wall."""
 
-    spans: dict[Key, tuple[np.ndarray, np.ndarray, Calls | None, np.ndarray | None, np.ndarray | None]]
+    spans: dict[Key, tuple[np.ndarray, np.ndarray, Calls | None, np.ndarray | None, np.ndarray | None, np.ndarray]]
     timed: dict[int, list[np.ndarray]]
     bursts: list[HarnessBurst]
     cuts: dict[Key, list[tuple[int, int]]]
@@ -395,7 +396,7 @@ class GapAccumulator:
             if dev[0] in self.windows:  # the gap before each window's first launch lies between windows
                 opening = np.isin(start, [lo for lo, _ in self.windows[dev[0]]])
                 counted = ~opening if counted is None else counted & ~opening
-            done.spans[dev] = (start, end, launch, keep, counted)
+            done.spans[dev] = (start, end, launch, keep, counted, replay)
             timed = gid >= 0 if keep is None else keep & (gid >= 0)
             for g, seg in _split_by(gid[timed], dur[timed]):
                 done.timed.setdefault(g, []).append(seg)
@@ -446,15 +447,16 @@ class GapAccumulator:
         """The idle time by cause, where the trace links kernels to their launch calls (else None). The gaps
         inside a harness burst set aside are not counted; the gap before one is the workload's (the host was
         busy tuning)."""
-        host = kernel = shorter = 0
+        host = kernel = shorter = linked_kernels = 0
         delays: list[np.ndarray] = []
         calls: list[np.ndarray] = []
         gaps: dict[int | None, list[np.ndarray]] = {}
-        for dev, (start, end, launch, _, counted) in done.spans.items():
+        for dev, (start, end, launch, _, counted, replay) in done.spans.items():
             if launch is None:
                 continue
-            cut = split(start, end, launch[0], counted=counted, call_ns=launch[1])
+            cut = split(start, end, launch[0], counted=counted, call_ns=launch[1], replay=replay)
             host, kernel, shorter = host + cut.host_wait_ns, kernel + cut.kernel_wait_ns, shorter + cut.shorter
+            linked_kernels += cut.linked
             delays.append(cut.delays_ns)
             calls.append(cut.calls_ns)
             gaps.setdefault(dev[0], []).append(cut.host_gaps)
@@ -471,7 +473,7 @@ class GapAccumulator:
         return breakdown, LaunchDelay(
             median_us=float(p50),
             p95_us=float(p95),
-            linked=int(linked.size),
+            linked=linked_kernels,
             call_median_us=float(np.median(took)) / _NS_PER_US if took.size else None,
             shorter_than_call=shorter,
         )
@@ -506,7 +508,7 @@ class GapAccumulator:
         if timed:
             busy_dev = {
                 d: busy_ns(start, end) if keep is None else busy_ns(start[keep], end[keep])
-                for d, (start, end, _, keep, _) in done.spans.items()
+                for d, (start, end, _, keep, _, _) in done.spans.items()
             }
             walls = {r: self._wall(r, a) - _covered(done, r) for r, a in self._activity.items()}
             busy = sum(busy_dev.values()) / _NS_PER_US

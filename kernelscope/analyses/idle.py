@@ -29,10 +29,10 @@ class IdleSplit:
     host_wait_ns: int
     kernel_wait_ns: int  # the rest of the idle time is "other"
     linked: int  # kernels whose launch time is known
-    delays_ns: np.ndarray  # GPU start - host launch, per linked kernel
+    delays_ns: np.ndarray  # GPU start - host launch, per linked launch call (a graph's: to its first kernel)
     host_gaps: np.ndarray  # (n, 2) start, end ns of each host-wait gap, in time order
-    calls_ns: np.ndarray  # the launching call's duration, per linked kernel whose call has one
-    shorter: int  # linked kernels that ran for less time than their launching call took
+    calls_ns: np.ndarray  # each linked launch call's duration, where the trace has one
+    shorter: int  # linked launch calls whose kernels ran for less time, together, than the call took
 
 
 def split(
@@ -42,12 +42,16 @@ def split(
     kernel_wait_ns: int = KERNEL_WAIT_NS,
     counted: np.ndarray | None = None,
     call_ns: np.ndarray | None = None,
+    replay: np.ndarray | None = None,
 ) -> IdleSplit:
     """The idle gaps between one device's kernels (``start``/``end`` ns; ``launch``: the host start of each
     one's API call, ``UNKNOWN`` where not linked), by cause. ``counted``: the kernels whose preceding gap and
     launch delay count (default all); the others (inside a harness burst set aside) keep the device busy
     but their gaps are not the workload's. ``call_ns``: each launching call's duration (``UNKNOWN`` where
-    not linked): a kernel shorter than its own launch call cannot keep the GPU busy however deep the queue."""
+    not linked): work shorter than its own launch call cannot keep the GPU busy however deep the queue.
+    ``replay``: the kernels a graph launch replayed. One graph launch (cudaGraphLaunch) starts hundreds of
+    kernels; its delay is to the first of them and its work is all of them, so it counts once: weighting
+    the call by its kernels would make one slow graph launch look like thousands of slow kernel launches."""
     order = np.argsort(start, kind="stable")
     s, e, launched = start[order], end[order], launch[order]
     mine = np.ones(s.size, bool) if counted is None else counted[order]
@@ -61,15 +65,25 @@ def split(
     # a kernel cannot start before the host asked for it: such a link (clock skew, damage) is not trusted
     linked = (launched != UNKNOWN) & mine & (s >= launched)
     took = call_ns[order] if call_ns is not None else np.full(s.size, UNKNOWN, np.int64)
-    timed = linked & (took > 0)
+    call, work = np.flatnonzero(linked), (e - s)[linked]
+    if replay is not None and replay.any():
+        # a graph's kernels share their launch call's host start: grouped by it, the first (in start order)
+        # stands for the call, and the call's work is the group's summed time
+        graph = np.flatnonzero(replay[order][linked])
+        _, first, inverse = np.unique(launched[call[graph]], return_index=True, return_inverse=True)
+        alone = np.ones(call.size, bool)
+        alone[graph] = False
+        summed = np.bincount(inverse, weights=work[graph]).astype(np.int64)
+        call, work = np.concatenate([call[alone], call[graph[first]]]), np.concatenate([work[alone], summed])
+    timed = took[call] > 0
     return IdleSplit(
         host_wait_ns=int(gap[host].sum()),
         kernel_wait_ns=int(gap[kernel].sum()),
         linked=int(linked.sum()),
-        delays_ns=(s - launched)[linked],
+        delays_ns=(s - launched)[call],
         host_gaps=np.stack([gap_start[host], s[1:][host]], axis=1),
-        calls_ns=took[timed],
-        shorter=int(((e - s)[timed] < took[timed]).sum()),
+        calls_ns=took[call][timed],
+        shorter=int((work[timed] < took[call][timed]).sum()),
     )
 
 

@@ -26,7 +26,7 @@ import msgspec
 
 from kernelscope.analyses.ncu import selector
 from kernelscope.errors import InputError
-from kernelscope.model.ops import SCALAR, SCALAR_LIST, TENSOR_LIST, TORCH_DTYPES, OpCall
+from kernelscope.model.ops import NO_SHAPES, SCALAR, SCALAR_LIST, TENSOR_LIST, TORCH_DTYPES, OpCall
 from kernelscope.model.replay import (
     Arg,
     Candidate,
@@ -200,7 +200,7 @@ def _matches(calls: Sequence[OpCall], *, kernel: str | None, op: str | None, tra
 def _timed(calls: Sequence[OpCall], *, kernel: str | None, op: str | None, trace: str) -> list[tuple[OpCall, int]]:
     """The calls that match, each with the GPU time it is ranked by."""
     if not calls:
-        raise InputError(f"{trace}: no kernels linked to recorded ops (profile with record_shapes=True)")
+        raise InputError(f"{trace}: {NO_SHAPES}")
     if kernel is not None and op is not None:
         raise InputError("choose one of --kernel REGEX and --op NAME")
     if op is not None:

@@ -25,6 +25,7 @@ from kernelscope.model import KernelLaunch
 from kernelscope.model.codeobj import CodeObject, FitComparison, FitReport
 from kernelscope.model.measurement import Measurement
 from kernelscope.model.ncu import NcuSource
+from kernelscope.model.ops import NO_SHAPES
 from kernelscope.model.roofline import Peaks, RooflineResult
 from kernelscope.timing import bench, load_target
 
@@ -183,7 +184,7 @@ def roofline(
         return counters_roofline(report.launches, gpu_peaks(gpu, device, ceilings_file), dtype, sass)
     if h is not None:
         if not h.ops:
-            raise InputError(f"{h}: no kernels linked to recorded ops (profile with record_shapes=True)")
+            raise InputError(f"{h}: {NO_SHAPES}")
         return from_calls(h.ops, gpu_peaks(gpu, h.gpu, ceilings_file))
     if flops is None or bytes_moved is None or time_us is None:
         raise InputError("give a trace, or --flops, --bytes and --time-us")

@@ -21,6 +21,7 @@ from kernelscope.inputs import open as open_input
 from kernelscope.loop import git as loop_git
 from kernelscope.loop import ledger as loop_ledger
 from kernelscope.loop import workspace as loop_workspace
+from kernelscope.model.ops import NO_SHAPES
 from kernelscope.model.report import Report
 from kernelscope.model.roofline import Peaks
 from kernelscope.model.suggest import SuggestResult
@@ -89,6 +90,8 @@ def _evidence(
     calls, device = (kineto.ops, kineto.gpu) if kineto is not None else ([], None)
     gap = gap_report(traces, window=window) if traces else None
     peaks, notes = _trace_peaks(gpu, device, ceilings_file) if calls else (None, [])
+    if kineto is not None and not calls:
+        notes.append(f"no roofline or shape coverage: {kineto.path.name}: {NO_SHAPES}")
     source, launches, devices, measured = None, [], [], None
     if ncu_report is not None:
         source = ncu_report.ncu

@@ -10,7 +10,7 @@ from kernelscope.analyses.replay import candidates as replay_list
 from kernelscope.analyses.replay import select as select_replay
 from kernelscope.errors import InputError
 from kernelscope.inputs import Input, open_all, open_profile
-from kernelscope.model.ops import OpCall
+from kernelscope.model.ops import NO_SHAPES, OpCall
 from kernelscope.model.replay import Replay, ReplayList
 from kernelscope.model.shapes import ShapeRun
 from kernelscope.readers import kineto
@@ -24,7 +24,7 @@ def shapes(
     runs: list[ShapeRun] = []
     for h in open_all(traces):
         if not h.ops:
-            raise InputError(f"{h}: no kernels linked to recorded ops (profile with record_shapes=True)")
+            raise InputError(f"{h}: {NO_SHAPES}")
         runs += runs_from_calls(h.ops, model=model or h.path.name.split(".")[0], stage=stage)
     return runs
 

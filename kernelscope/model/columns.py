@@ -140,7 +140,7 @@ class LaunchColumns:
                 for k in ks
                 if k.correlation_id is not None
                 and numbers.is_int64(k.correlation_id)
-                and k.launch_ns
+                and k.launch_ns is not None  # a call at the trace's time 0 is linked too
                 and numbers.is_duration(k.launch_ns)
             ]
             corr, ns, took, graph = (

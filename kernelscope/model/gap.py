@@ -106,14 +106,15 @@ class IdleBreakdown(msgspec.Struct, kw_only=True):
 
 
 class LaunchDelay(msgspec.Struct, kw_only=True):
-    """GPU start - host launch call, over the kernels linked to their launching API call: microseconds when
-    the host keeps up only just in time, milliseconds when a deep queue is ahead of it."""
+    """GPU start - host launch call, over the launch calls the trace links to their kernels (a graph launch
+    once, to its first kernel): microseconds when the host keeps up only just in time, milliseconds when a
+    deep queue is ahead of it."""
 
     median_us: float
     p95_us: float
     linked: int  # launches whose API call the trace links (of ``launches``)
-    call_median_us: float | None = None  # the launching API call's own duration (cudaLaunchKernel...)
-    shorter_than_call: int = 0  # linked kernels that ran for less time than their launch call took
+    call_median_us: float | None = None  # the launch call's own duration (cudaLaunchKernel, cudaGraphLaunch...)
+    shorter_than_call: int = 0  # linked calls whose kernels ran for less time, together, than the call took
 
 
 HARNESS_PHASE = "harness"  # with --phase-by: the benchmark and tuning bursts set aside, as their own phase

@@ -68,6 +68,10 @@ TORCH_DTYPES = {
 SCALAR, SCALAR_LIST, TENSOR_LIST = "Scalar", "ScalarList", "TensorList"
 
 
+# why a shape-reading command has nothing to read: the trace was profiled without record_shapes
+NO_SHAPES = "no kernel linked to an op with recorded input shapes (profile with record_shapes=True)"
+
+
 class OpCall(msgspec.Struct, kw_only=True):
     op: str
     input_dims: list[Any]

@@ -60,7 +60,7 @@ def _idle_causes(t: GapTotals) -> str:
         return ""
     share = {k: 100 * v / t.idle_time_us for k, v in msgspec.structs.asdict(b).items()}
     calls = (
-        f"; launch call median {d.call_median_us:,.1f} us, {d.shorter_than_call:,} kernels shorter than their call"
+        f"; launch call median {d.call_median_us:,.1f} us, {d.shorter_than_call:,} calls outlasting their kernels"
         if d.call_median_us is not None
         else ""
     )
