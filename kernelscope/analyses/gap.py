@@ -518,7 +518,8 @@ class GapAccumulator:
         elif self._untimed or self._stats_rows:
             busy = kernel_ns / _NS_PER_US if self._untimed else None
         if self._stats_rows:
-            warnings.append("rows from profiler-computed statistics have no median and no timeline")
+            medians = "" if all(r.median_us is not None for r in self._stats_rows) else " (and no median)"
+            warnings.append(f"rows from profiler-computed statistics have no timeline{medians}")
         return GapResult(
             totals=GapTotals(
                 kernel_time_us=kernel_ns / _NS_PER_US,
@@ -620,7 +621,7 @@ def _row_from_stats(s: KernelStats) -> KernelRow:
         calls=s.calls,
         total_us=s.total_ns / _NS_PER_US,
         avg_us=s.avg_ns / _NS_PER_US if s.avg_ns is not None else s.total_ns / max(s.calls, 1) / _NS_PER_US,
-        median_us=None,
+        median_us=_us(s.median_ns),
         min_us=_us(s.min_ns),
         max_us=_us(s.max_ns),
         std_us=_us(s.std_ns),

@@ -138,12 +138,13 @@ class DeviceInfo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class KernelStats(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """Per-kernel statistics a profiler computed itself (rocprofv3 ``kernel_stats.csv``)."""
+    """Per-kernel statistics a profiler computed itself (rocprofv3 ``kernel_stats.csv``, ``nsys stats``)."""
 
     name: str
     calls: int
     total_ns: float
     avg_ns: float | None = None
+    median_ns: float | None = None  # nsys gives it, rocprofv3 does not
     min_ns: float | None = None
     max_ns: float | None = None
     std_ns: float | None = None

@@ -32,6 +32,10 @@ READERS: dict[str, tuple[str, str]] = {
     "rocprof-json": ("kernelscope.readers.rocprof_json", "rocprofv3 --output-format json results.json"),
     "rocpd": ("kernelscope.readers.rocpd", "rocprofv3 rocpd SQLite database (kernels view)"),
     "nsys-sqlite": ("kernelscope.readers.nsys_sqlite", "Nsight Systems SQLite export (CUPTI_ACTIVITY_KIND_KERNEL)"),
+    "nsys-kern-sum": (
+        "kernelscope.readers.nsys_stats",
+        "Nsight Systems nsys stats cuda_gpu_kern_sum report (CSV or TSV, any --timeunit)",
+    ),
     "ncu-csv": ("kernelscope.readers.ncu_csv", "Nsight Compute CSV export (--page details|raw --csv)"),
     "ncu-rep": ("kernelscope.readers.ncu_rep", "Nsight Compute report .ncu-rep (needs the ncu-report wheel)"),
     "profile-json": ("kernelscope.readers.profile_json", "kernelscope's own saved profile (kernelscope.profile.v1)"),

@@ -28,11 +28,11 @@ def open_text(path: Path) -> io.TextIOWrapper:
     return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="strict", newline="")
 
 
-def rows(path: Path, expected: str) -> Iterator[list[str]]:
+def rows(path: Path, expected: str, delimiter: str = ",") -> Iterator[list[str]]:
     """CSV rows (the header first), raising ``FormatError`` naming ``expected`` on damaged input."""
     try:
         with open_text(path) as f:
-            yield from csv.reader(f)
+            yield from csv.reader(f, delimiter=delimiter)
     except (csv.Error, UnicodeDecodeError, OSError, EOFError, zlib.error) as exc:
         raise FormatError(path, expected, f"unreadable CSV ({exc})") from None
 

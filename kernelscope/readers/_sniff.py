@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kernelscope.readers._csv import norm
 from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, open_raw
+from kernelscope.readers.nsys_stats import HEADER_LINES, header_columns
 
 HEAD_BYTES = 1 << 16
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -55,6 +56,12 @@ def _json_with(*keys: bytes) -> Callable[[bytes], bool]:
     return pred
 
 
+def _nsys_kern_sum(head: bytes) -> bool:
+    """nsys stats' kernel summary: its header on one of the first lines (stdout puts a line before it)."""
+    lines = head.decode("utf-8", "replace").splitlines()[:HEADER_LINES]
+    return any(header_columns(line) is not None for line in lines)
+
+
 def _ncu_csv(head: bytes) -> bool:
     header = _csv_header(head)
     return header.startswith("ID,Process ID,Process Name,Host Name,Kernel Name")
@@ -69,6 +76,7 @@ SIGNATURES: list[tuple[str, Callable[[bytes], bool]]] = [
     ("rocprof-kernel-trace", _has_cols("Kernel_Name", "Start_Timestamp", "End_Timestamp")),  # any spelling
     ("rocprof-kernel-trace", _has_cols("KernelName", "BeginNs", "EndNs")),  # rocprof v1/v2 results.csv
     ("ncu-csv", _ncu_csv),
+    ("nsys-kern-sum", _nsys_kern_sum),
 ]
 
 

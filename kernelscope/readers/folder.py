@@ -3,10 +3,11 @@
 What the tools write: ``kscope profile`` → ``trace_rank<R>_pid<P>.json.gz`` per process (beside its launch and
 shape ledgers); rocprofv3 → ``<host>/<pid>_kernel_trace.csv`` with ``_kernel_stats.csv``, ``_agent_info.csv``,
 ``_results.json`` or ``_results.db`` per process (``<name>_…`` with ``--output-file <name>``); nsys →
-``*.sqlite``; ncu → ``*.ncu-rep``; a Kineto trace saved by the user → ``*.json[.gz]`` with its rank in
-``distributedInfo``. Several processes of one run are its ranks and stay ranks. Files of different runs (two
-``--output-file`` names, two traces of the same rank, a Kineto trace beside a rocprofv3 run) are ambiguous:
-one error line names the candidates, and the user passes one.
+``<name>.sqlite`` and ``nsys stats`` → ``<name>_cuda_gpu_kern_sum.csv`` (one run: the export is read); ncu →
+``*.ncu-rep``; a Kineto trace saved by the user → ``*.json[.gz]`` with its rank in ``distributedInfo``.
+Several processes of one run are its ranks and stay ranks. Files of different runs (two ``--output-file``
+names, two traces of the same rank, a Kineto trace beside a rocprofv3 run) are ambiguous: one error line
+names the candidates, and the user passes one.
 """
 
 from __future__ import annotations
@@ -30,7 +31,11 @@ _SKIP_FILES = re.compile(r".*(\.(jsonl|att|out|log|txt|py|md|so|hsaco|cubin|co)|
 _KSCOPE_TRACE = re.compile(r"^trace_rank(?P<rank>\d+)_pid(?P<pid>\d+)\.json(\.gz)?$")
 _KINETO_RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^}]*?"rank"\s*:\s*(\d+)')
 # within one process's rocprofv3 files, the one that holds the most: every launch over the summary
-_PREFERENCE = ["rocprof-kernel-trace", "rocprof-json", "rocpd", "rocprof-kernel-stats"]
+_ROCPROF = ["rocprof-kernel-trace", "rocprof-json", "rocpd", "rocprof-kernel-stats"]
+_NSYS = ["nsys-sqlite", "nsys-kern-sum"]  # an export, then the nsys stats report written from it
+_PREFERENCE = [*_ROCPROF, *_NSYS]
+# nsys stats --output X writes X_<report>.csv; X is the export's name by default
+_NSYS_REPORT = re.compile(r"^(?P<run>.+?)_cuda_gpu_kern_sum(_base|_mangled)?\.(csv|tsv)$")
 
 
 @dataclass
@@ -91,11 +96,15 @@ def runs(folder: Path) -> list[Run]:
         if fmt is None:
             continue
         rel = path.relative_to(folder)
-        m = RUN_FILE.match(path.name) if fmt in _PREFERENCE else None
+        m = RUN_FILE.match(path.name) if fmt in _ROCPROF else None
         if m and m["run"].isdigit():  # <pid>_...: the processes of one rocprofv3 run, on one or more hosts
             label, process = "rocprofv3 run", f"{rel.parent}/{m['run']}"
         elif m:  # --output-file NAME: one run per name
             label, process = f"rocprofv3 run {str(rel.parent / m['run'])!r}", "0"
+        elif fmt in _NSYS:  # an export and the summary nsys stats wrote of it are one run
+            report = _NSYS_REPORT.match(path.name)
+            stem = report["run"] if report else path.name.split(".")[0]
+            label, process = f"Nsight Systems run {str(rel.parent / stem)!r}", "0"
         elif fmt == "kineto":
             label, process = f"PyTorch profiler traces in {str(rel.parent)!r}", _kineto_process(path)
             if not process:  # a trace without a rank is a run of its own
