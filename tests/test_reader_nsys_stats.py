@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import csv
 import gzip
 import shutil
 import sqlite3
@@ -76,6 +77,25 @@ def test_every_unit_delimiter_and_preamble_reads_the_same(name: str, tolerance_n
         assert s.calls == want[k].calls
         assert s.total_ns == pytest.approx(want[k].total_ns, abs=tolerance_ns)
         assert s.median_ns == pytest.approx(want[k].median_ns, abs=tolerance_ns)
+
+
+def test_the_pre_2022_gpukernsum_layout_reads_the_same(tmp_path: Path) -> None:
+    """nsys 2021 named the columns Average/Minimum/Maximum (ns) and printed no median or deviation: the same
+    report in that layout (columns renamed and dropped) gives the same calls and times."""
+    rows = list(csv.reader(DEFAULT.read_text().splitlines()))
+    keep = [0, 1, 2, 3, 5, 6, 8]  # Time (%), Total Time, Instances, Avg, Min, Max, Name
+    old = tmp_path / "report_gpukernsum.csv"
+    with old.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["Time(%)", "Total Time (ns)", "Instances", "Average", "Minimum", "Maximum", "Name"])
+        w.writerows([r[i] for i in keep] for r in rows[1:])
+    want, got = _stats(DEFAULT), _stats(old)
+    assert set(got) == set(want)
+    for k, s in got.items():
+        assert (s.calls, s.total_ns, s.avg_ns, s.min_ns, s.max_ns) == (
+            want[k].calls, want[k].total_ns, want[k].avg_ns, want[k].min_ns, want[k].max_ns
+        )  # fmt: skip
+        assert s.median_ns is None and s.pct == want[k].pct
 
 
 def test_base_and_mangled_names_keep_the_times(export: Path) -> None:
