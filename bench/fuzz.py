@@ -323,6 +323,7 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
     put("rocprof-json", "results.json", json.dumps(_trim_json(rj, 12), indent=1).encode())
     shutil.copy(TESTS / "rocpd" / "rmsnorm_results.db", put("rocpd", "results.db", b""))
     shutil.copy(TESTS / "nsys" / "h100_transformer_eager.sqlite", put("nsys", "eager.sqlite", b""))
+    put("rpd", "matmul.rpd", gzip.decompress((TESTS / "rpd" / "matmul_gfx90a.rpd.gz").read_bytes()))
     for f in ("h100_nsys_small_cuda_gpu_kern_sum.csv", "tsv_cuda_gpu_kern_sum.tsv", "stdout_csv.txt"):
         put("nsys-stats", f, _csv_head((TESTS / "nsys" / "stats" / f).read_bytes(), 25))
     for f in ("h100_softmax_fast_details.csv.gz", "h100_softmax_slow_raw.csv.gz"):
@@ -508,6 +509,7 @@ TARGETS: list[Target] = [
     Target("rocpd", "rocpd", _trace("rocpd"), ("gap", "{}"), sql=True),
     Target("nsys-sqlite", "nsys", _trace("nsys-sqlite"), ("gap", "{}"), sql=True),
     Target("nsys-kern-sum", "nsys-stats", _trace("nsys-kern-sum"), ("gap", "{}")),
+    Target("rpd", "rpd", _trace("rpd"), ("gap", "{}"), sql=True),
     Target("ncu-csv", "ncu-csv", _trace("ncu-csv"), ("gap", "{}")),
     Target("ncu-source-csv", "ncu-source", _ncu_source, ("ncu", "{}")),
     Target("ncu-rep", "ncu-rep", _ncu_rep, ("ncu", "{}")),

@@ -31,6 +31,7 @@ READERS: dict[str, tuple[str, str]] = {
     "rocprof-kernel-stats": ("kernelscope.readers.rocprof_stats", "rocprofv3 kernel_stats.csv (--stats)"),
     "rocprof-json": ("kernelscope.readers.rocprof_json", "rocprofv3 --output-format json results.json"),
     "rocpd": ("kernelscope.readers.rocpd", "rocprofv3 rocpd SQLite database (kernels view)"),
+    "rpd": ("kernelscope.readers.rpd", "rocmProfileData (RPD) SQLite trace (rpd_tracer, runTracer.sh)"),
     "nsys-sqlite": ("kernelscope.readers.nsys_sqlite", "Nsight Systems SQLite export (CUPTI_ACTIVITY_KIND_KERNEL)"),
     "nsys-kern-sum": (
         "kernelscope.readers.nsys_stats",

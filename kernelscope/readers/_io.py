@@ -1,12 +1,17 @@
 """Opening profiler outputs, the one place: gzip is detected from the content, not the name; a path that is
-a directory, a symlink loop or unreadable becomes an ``InputError``; SQLite opens by an escaped URI."""
+a directory, a symlink loop or unreadable becomes an ``InputError``; SQLite opens by an escaped URI (a gzip-compressed
+database from a private decompressed copy)."""
 
 from __future__ import annotations
 
 import functools
 import gzip
+import itertools
 import os
+import shutil
 import sqlite3
+import tempfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, cast
@@ -46,9 +51,36 @@ def connect_sqlite(path: Path) -> sqlite3.Connection:
             raise IsADirectoryError(21, "Is a directory", str(path))
     except OSError as exc:
         raise unreadable(path, exc) from None
-    con = sqlite3.connect(sqlite_uri(path), uri=True)
+    con = sqlite3.connect(sqlite_uri(_gunzipped(path) if is_gzip(path) else path), uri=True)
     con.text_factory = _SQL_TEXT  # TEXT is names: invalid UTF-8 becomes U+FFFD, never UnicodeDecodeError
     return con
+
+
+_COPIES = itertools.count()
+
+
+@functools.cache
+def _scratch() -> tempfile.TemporaryDirectory[str]:
+    return tempfile.TemporaryDirectory(prefix="kscope-sqlite-")  # removed when the process ends
+
+
+@functools.cache
+def _gunzip_once(path: str, size: int, mtime_ns: int) -> Path:
+    del size, mtime_ns  # part of the key: a file rewritten in place is decompressed again
+    out = Path(_scratch().name) / f"{next(_COPIES)}.sqlite"
+    with gzip.open(path, "rb") as src, out.open("wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    return out
+
+
+def _gunzipped(path: Path) -> Path:
+    """A gzip-compressed database (``mytrace.rpd.gz``, ``report.sqlite.gz``) decompressed once per process into a
+    private temporary folder: SQLite reads files, not streams."""
+    st = path.stat()
+    try:
+        return _gunzip_once(str(path.resolve()), st.st_size, st.st_mtime_ns)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise unreadable(path, exc if isinstance(exc, OSError) else OSError(0, f"damaged gzip: {exc}")) from None
 
 
 _SQL_TEXT = functools.partial(str, encoding="utf-8", errors="replace")

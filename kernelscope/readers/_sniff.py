@@ -14,6 +14,7 @@ from pathlib import Path
 from kernelscope.readers._csv import norm
 from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, open_raw
 from kernelscope.readers.nsys_stats import HEADER_LINES, header_columns
+from kernelscope.readers.rpd import TABLES as RPD_TABLES
 
 HEAD_BYTES = 1 << 16
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -93,6 +94,8 @@ def _sqlite_format(path: Path) -> str | None:
         return "nsys-sqlite"
     if "kernels" in names or any(n.startswith("rocpd_kernel_dispatch") for n in names):
         return "rocpd"
+    if names >= RPD_TABLES:
+        return "rpd"
     return None
 
 
@@ -100,7 +103,7 @@ def sniff(path: Path) -> str | None:
     """The format name for ``path``, or ``None`` when no signature matches."""
     with open_raw(path) as f:
         magic = f.read(16)
-    if magic.startswith(_SQLITE_MAGIC):
+    if magic.startswith(_SQLITE_MAGIC) or (magic.startswith(_GZIP_MAGIC) and read_head(path, 16) == _SQLITE_MAGIC):
         return _sqlite_format(path)
     if magic.startswith(_NCU_MAGIC):
         return "ncu-rep"
