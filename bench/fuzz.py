@@ -324,6 +324,7 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
     shutil.copy(TESTS / "rocpd" / "rmsnorm_results.db", put("rocpd", "results.db", b""))
     shutil.copy(TESTS / "nsys" / "h100_transformer_eager.sqlite", put("nsys", "eager.sqlite", b""))
     put("rpd", "matmul.rpd", gzip.decompress((TESTS / "rpd" / "matmul_gfx90a.rpd.gz").read_bytes()))
+    put("rocprof-v1-json", "results.json", gzip.decompress((TESTS / "rocprof_v1" / "results.json.gz").read_bytes()))
     for f in ("h100_nsys_small_cuda_gpu_kern_sum.csv", "tsv_cuda_gpu_kern_sum.tsv", "stdout_csv.txt"):
         put("nsys-stats", f, _csv_head((TESTS / "nsys" / "stats" / f).read_bytes(), 25))
     for f in ("h100_softmax_fast_details.csv.gz", "h100_softmax_slow_raw.csv.gz"):
@@ -510,6 +511,7 @@ TARGETS: list[Target] = [
     Target("nsys-sqlite", "nsys", _trace("nsys-sqlite"), ("gap", "{}"), sql=True),
     Target("nsys-kern-sum", "nsys-stats", _trace("nsys-kern-sum"), ("gap", "{}")),
     Target("rpd", "rpd", _trace("rpd"), ("gap", "{}"), sql=True),
+    Target("rocprof-v1-json", "rocprof-v1-json", _trace("rocprof-v1-json"), ("gap", "{}")),
     Target("ncu-csv", "ncu-csv", _trace("ncu-csv"), ("gap", "{}")),
     Target("ncu-source-csv", "ncu-source", _ncu_source, ("ncu", "{}")),
     Target("ncu-rep", "ncu-rep", _ncu_rep, ("ncu", "{}")),

@@ -254,6 +254,37 @@ def test_plain_array_and_uncompressed_copies_read_the_same(kineto_name: str, tmp
     assert arr.annotations == original.annotations
 
 
+def test_numbers_written_as_strings_read_as_numbers(tmp_path: Path) -> None:
+    """Some writers quote every number (rocprof's Chrome traces, converters): ``"ts": "1234.5"`` is still a time,
+    on both decodes; a time that is no number is one clean error about the event, not "truncated?"."""
+    doc = json.loads(json.dumps(chrome_trace(_SOURCE)))  # a copy: the parsed trace is cached for every test
+    for e in doc["traceEvents"]:
+        for key in ("ts", "dur"):
+            if isinstance(e.get(key), int | float):
+                e[key] = repr(e[key])
+    quoted = tmp_path / "quoted.json"
+    quoted.write_text(json.dumps(doc))
+    want, got = api.gap_report([demo_file(_SOURCE)]), api.gap_report([quoted])
+    assert got.totals.kernel_time_us == pytest.approx(want.totals.kernel_time_us)
+    assert got.totals.launches == want.totals.launches > 0
+    assert gap(readers.read(quoted), GapOptions()).totals.launches == want.totals.launches
+    kernel = next(e for e in doc["traceEvents"] if e.get("cat") == "kernel")
+    kernel["ts"] = "soon"
+    bad = tmp_path / "bad_ts.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(FormatError, match="unexpected shape"):
+        readers.read(bad)
+
+
+def test_a_trace_without_kernels_says_so(tmp_path: Path) -> None:
+    """A host-only profile is read (exit 0) but says it holds no GPU kernel, instead of a silent empty table."""
+    cpu = tmp_path / "cpu_only.json"
+    cpu.write_text(json.dumps({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}]}))
+    result = api.gap_report([cpu])
+    assert result.totals.launches == 0 and any("no GPU kernel" in w for w in result.warnings)
+    assert not any("no GPU kernel" in w for w in api.gap_report([demo_file(_SOURCE)]).warnings)
+
+
 # --- bad input ------------------------------------------------------------------------------------
 
 _SOURCE = "h100_transformer_eager.json.gz"

@@ -520,6 +520,8 @@ class GapAccumulator:
         if self._stats_rows:
             medians = "" if all(r.median_us is not None for r in self._stats_rows) else " (and no median)"
             warnings.append(f"rows from profiler-computed statistics have no timeline{medians}")
+        if not rows and not done.excluded:
+            warnings.append("no GPU kernel in the input: a profile of host activity only, or one that missed the GPU")
         return GapResult(
             totals=GapTotals(
                 kernel_time_us=kernel_ns / _NS_PER_US,

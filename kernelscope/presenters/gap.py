@@ -179,7 +179,8 @@ def rich_renderable(result: GapResult, top: int | None = None, width: int = 200)
         rows = t.rows[:top] if top else t.rows
         shown = Table(t.title, show, rows)
         flexible = ("name", "function", "source", "test_command", "variant", "config")
-        parts.append(fitted_table(shown, width, flexible, _DROP_ORDER, numbered=True))
+        if rows:  # an empty table is only its squeezed title: the summary and notes say it all
+            parts.append(fitted_table(shown, width, flexible, _DROP_ORDER, numbered=True))
         summary = Text("  ".join(f"{k}: {v}" for k, v in t.summary), style="dim")
         notes = [note_text(n) for n in t.notes]
         more = len(t.rows) - len(rows)

@@ -30,6 +30,10 @@ READERS: dict[str, tuple[str, str]] = {
     ),
     "rocprof-kernel-stats": ("kernelscope.readers.rocprof_stats", "rocprofv3 kernel_stats.csv (--stats)"),
     "rocprof-json": ("kernelscope.readers.rocprof_json", "rocprofv3 --output-format json results.json"),
+    "rocprof-v1-json": (
+        "kernelscope.readers.rocprof_v1_json",
+        "rocprof v1/v2 --hip-trace/--sys-trace results.json (Chrome trace)",
+    ),
     "rocpd": ("kernelscope.readers.rocpd", "rocprofv3 rocpd SQLite database (kernels view)"),
     "rpd": ("kernelscope.readers.rpd", "rocmProfileData (RPD) SQLite trace (rpd_tracer, runTracer.sh)"),
     "nsys-sqlite": ("kernelscope.readers.nsys_sqlite", "Nsight Systems SQLite export (CUPTI_ACTIVITY_KIND_KERNEL)"),

@@ -121,6 +121,8 @@ def _finish(decoder: msgspec.json.Decoder[list[T]], buf: bytes, path: Path) -> t
                 finally:
                     work[comma] = ord(",")
             items = text.json(b"[" + buf[:end] + b"]", decoder=decoder)
+        except msgspec.ValidationError as exc:  # whole JSON (a cut never balances), events of another shape
+            raise FormatError(path, "trace events", f"an event of unexpected shape ({exc})") from None
         except msgspec.DecodeError:
             continue
         return items, meta if isinstance(meta, dict) else {}

@@ -14,6 +14,7 @@ from pathlib import Path
 from kernelscope.readers._csv import norm
 from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, open_raw
 from kernelscope.readers.nsys_stats import HEADER_LINES, header_columns
+from kernelscope.readers.rocprof_v1_json import MARKERS as ROCPROF_V1_MARKERS
 from kernelscope.readers.rpd import TABLES as RPD_TABLES
 
 HEAD_BYTES = 1 << 16
@@ -63,6 +64,10 @@ def _nsys_kern_sum(head: bytes) -> bool:
     return any(header_columns(line) is not None for line in lines)
 
 
+def _rocprof_v1_json(head: bytes) -> bool:
+    return _json_with(b'"traceEvents"')(head) and any(m in head for m in ROCPROF_V1_MARKERS)
+
+
 def _ncu_csv(head: bytes) -> bool:
     header = _csv_header(head)
     return header.startswith("ID,Process ID,Process Name,Host Name,Kernel Name")
@@ -72,6 +77,7 @@ def _ncu_csv(head: bytes) -> bool:
 SIGNATURES: list[tuple[str, Callable[[bytes], bool]]] = [
     ("profile-json", _json_with(b'"kernelscope.profile.v1"')),
     ("rocprof-json", _json_with(b'"rocprofiler-sdk-tool"')),
+    ("rocprof-v1-json", _rocprof_v1_json),  # a Chrome trace too: before kineto
     ("kineto", _json_with(b'"traceEvents"', b'"ph"')),
     ("rocprof-kernel-stats", _has_cols("Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage")),
     ("rocprof-kernel-trace", _has_cols("Kernel_Name", "Start_Timestamp", "End_Timestamp")),  # any spelling

@@ -3,7 +3,8 @@
 What the tools write: ``kscope profile`` → ``trace_rank<R>_pid<P>.json.gz`` per process (beside its launch and
 shape ledgers); rocprofv3 → ``<host>/<pid>_kernel_trace.csv`` with ``_kernel_stats.csv``, ``_agent_info.csv``,
 ``_results.json`` or ``_results.db`` per process (``<name>_…`` with ``--output-file <name>``); nsys →
-``<name>.sqlite`` and ``nsys stats`` → ``<name>_cuda_gpu_kern_sum.csv`` (one run: the export is read); ncu →
+``<name>.sqlite`` and ``nsys stats`` → ``<name>_cuda_gpu_kern_sum.csv`` (one run: the export is read); rocprof
+v1/v2 → ``results.csv``, ``results.json``, ``results.stats.csv`` (one run, in that order of preference); ncu →
 ``*.ncu-rep``; a Kineto trace saved by the user → ``*.json[.gz]`` with its rank in ``distributedInfo``.
 Several processes of one run are its ranks and stay ranks. Files of different runs (two ``--output-file``
 names, two traces of the same rank, a Kineto trace beside a rocprofv3 run) are ambiguous: one error line
@@ -21,19 +22,22 @@ from kernelscope.errors import InputError
 from kernelscope.readers import READERS
 from kernelscope.readers._sniff import read_head, sniff
 from kernelscope.readers.rocprof_agents import RUN_FILE
+from kernelscope.readers.rocprof_stats import NOT_KERNELS
 
 MAX_DEPTH = 3  # <out>/<host>/<pid>_kernel_trace.csv is two levels down
 MAX_FILES = 5000  # looked at; a folder with more is not a profiler's output folder
 _SKIP_DIRS = re.compile(r"^(ui_output_agent_.*|__pycache__|\..*)$")  # ATT decodes: thousands of wave files
-# not profiler outputs (ledgers, logs, code objects), or summaries of another table (rocprofv3's HIP/HSA API
-# time per domain reads like its kernel stats)
-_SKIP_FILES = re.compile(r".*(\.(jsonl|att|out|log|txt|py|md|so|hsaco|cubin|co)|_domain_stats\.csv)$")
+# not profiler outputs (ledgers, logs, code objects); rocprof's statistics of API calls and copies (which read
+# like its kernel statistics) are skipped too
+_SKIP_FILES = re.compile(r".*\.(jsonl|att|out|log|txt|py|md|so|hsaco|cubin|co)$")
 _KSCOPE_TRACE = re.compile(r"^trace_rank(?P<rank>\d+)_pid(?P<pid>\d+)\.json(\.gz)?$")
 _KINETO_RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^}]*?"rank"\s*:\s*(\d+)')
 # within one process's rocprofv3 files, the one that holds the most: every launch over the summary
 _ROCPROF = ["rocprof-kernel-trace", "rocprof-json", "rocpd", "rocprof-kernel-stats"]
 _NSYS = ["nsys-sqlite", "nsys-kern-sum"]  # an export, then the nsys stats report written from it
-_PREFERENCE = [*_ROCPROF, *_NSYS]
+_PREFERENCE = [*_ROCPROF[:3], "rocprof-v1-json", _ROCPROF[3], *_NSYS]
+# rocprof v1/v2 writes results.csv (kernels), results.json (kernels and copies), results.stats.csv into one folder
+_ROCPROF_V1 = re.compile(r"^results\.(csv|json|stats\.csv)(\.gz)?$")
 # nsys stats --output X writes X_<report>.csv; X is the export's name by default
 _NSYS_REPORT = re.compile(r"^(?P<run>.+?)_cuda_gpu_kern_sum(_base|_mangled)?\.(csv|tsv)$")
 
@@ -63,13 +67,17 @@ def _rank(fmt: str) -> int:
     return _PREFERENCE.index(fmt) if fmt in _PREFERENCE else 0
 
 
+def _skipped(name: str) -> bool:
+    return name.startswith(".") or bool(_SKIP_FILES.match(name) or NOT_KERNELS.search(name))
+
+
 def _files(folder: Path) -> list[Path]:
     out: list[Path] = []
     base = len(folder.parts)
     for root, dirs, names in os.walk(folder):
         depth = len(Path(root).parts) - base
         dirs[:] = sorted(d for d in dirs if not _SKIP_DIRS.match(d) and depth < MAX_DEPTH)
-        out += [Path(root, n) for n in sorted(names) if not _SKIP_FILES.match(n) and not n.startswith(".")]
+        out += [Path(root, n) for n in sorted(names) if not _skipped(n)]
         if len(out) > MAX_FILES:
             raise InputError(f"{folder}: more than {MAX_FILES} files; pass the profiler's output file(s) or folder")
     return out
@@ -101,6 +109,8 @@ def runs(folder: Path) -> list[Run]:
             label, process = "rocprofv3 run", f"{rel.parent}/{m['run']}"
         elif m:  # --output-file NAME: one run per name
             label, process = f"rocprofv3 run {str(rel.parent / m['run'])!r}", "0"
+        elif _ROCPROF_V1.match(path.name) and fmt in _PREFERENCE:
+            label, process = f"rocprof run in {str(rel.parent)!r}", "0"
         elif fmt in _NSYS:  # an export and the summary nsys stats wrote of it are one run
             report = _NSYS_REPORT.match(path.name)
             stem = report["run"] if report else path.name.split(".")[0]

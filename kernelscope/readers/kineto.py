@@ -154,11 +154,12 @@ class _OpEvent(_LeanEvent, gc=False):
 
 
 View = Literal["columns", "records", "shapes"]
-# The fields each view decodes: ``shapes`` is ``columns`` plus what the ops need.
+# The fields each view decodes: ``shapes`` is ``columns`` plus what the ops need. Not strict: a number written
+# as a string ("ts": "773902396463", as rocprof's and some converters' Chrome traces write them) is read as one.
 VIEWS: dict[View, msgspec.json.Decoder[Any]] = {
-    "columns": msgspec.json.Decoder(list[_LeanEvent]),
-    "records": msgspec.json.Decoder(list[_Event]),
-    "shapes": msgspec.json.Decoder(list[_OpEvent]),
+    "columns": msgspec.json.Decoder(list[_LeanEvent], strict=False),
+    "records": msgspec.json.Decoder(list[_Event], strict=False),
+    "shapes": msgspec.json.Decoder(list[_OpEvent], strict=False),
 }
 
 

@@ -7,6 +7,7 @@ the ``agent_info.csv`` beside it).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from kernelscope.errors import FormatError
@@ -17,10 +18,22 @@ from kernelscope.readers._csv import norm, rows, to_float, to_int
 FORMAT = "rocprof-kernel-stats"
 _EXPECTED = "a rocprofv3 kernel_stats.csv (Name, Calls, TotalDurationNs, ... columns)"
 _REQUIRED = ("name", "calls", "totaldurationns")
+# rocprof writes its other statistics with the same columns: API calls (results.hip_stats.csv,
+# <pid>_hip_api_stats.csv), copies (results.copy_stats.csv, <pid>_memory_copy_stats.csv), per domain, ...
+NOT_KERNELS = re.compile(
+    r"(^|[._])(?P<what>(hip|hsa|marker|rccl|rocdecode|rocjpeg|kfd|ompt)(_api)?|memory_copy|memory_allocation|copy"
+    r"|scratch_memory|domain)_stats\.csv(\.gz)?$"
+)
+# a renamed file of API calls or copies: every name is a runtime function or a copy direction (not nccl*: RCCL's
+# kernels are ncclDevKernel_...)
+_API_NAME = re.compile(r"^(_*hip[A-Z_]|hsa_|roctx|MEMORY_COPY_|Copy(Host|Device)To|MARKER_)")
 
 
 def read(path: Path, *, rank: int | None = None) -> Profile:
     del rank  # statistics are already aggregated over the process
+    if m := NOT_KERNELS.search(path.name):
+        raise FormatError(path, "rocprof's kernel statistics (kernel_stats.csv, results.stats.csv)",
+                          f"its {m['what']} statistics: API calls or copies, not kernels")  # fmt: skip
     it = rows(path, _EXPECTED)
     header = [norm(h) for h in next(it, [])]
     if not all(c in header for c in _REQUIRED):
@@ -57,5 +70,7 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
                 source=str(path),
             )
         )
+    if out.stats and all(_API_NAME.match(k.name) for k in out.stats):
+        raise FormatError(path, "rocprof's kernel statistics", "statistics of API calls or copies, not kernels")
     numbers.count_dropped("kernel statistics", dropped, path)
     return out
