@@ -32,10 +32,13 @@ _SKIP_DIRS = re.compile(r"^(ui_output_agent_.*|__pycache__|\..*)$")  # ATT decod
 _SKIP_FILES = re.compile(r".*\.(jsonl|att|out|log|txt|py|md|so|hsaco|cubin|co)$")
 _KSCOPE_TRACE = re.compile(r"^trace_rank(?P<rank>\d+)_pid(?P<pid>\d+)\.json(\.gz)?$")
 _KINETO_RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^}]*?"rank"\s*:\s*(\d+)')
-# within one process's rocprofv3 files, the one that holds the most: every launch over the summary
-_ROCPROF = ["rocprof-kernel-trace", "rocprof-json", "rocpd", "rocprof-kernel-stats"]
-_NSYS = ["nsys-sqlite", "nsys-kern-sum"]  # an export, then the nsys stats report written from it
-_PREFERENCE = [*_ROCPROF[:3], "rocprof-v1-json", _ROCPROF[3], *_NSYS]
+# within one process of a run, the file that holds the most: every launch over the summary
+_PREFERENCE = [
+    *("rocprof-kernel-trace", "rocprof-json", "rocpd", "rocprof-v1-json", "rocprof-kernel-stats"),
+    *("nsys-sqlite", "nsys-kern-sum"),  # an export, then the nsys stats report written from it
+]
+_ROCPROF = {"rocprof-kernel-trace", "rocprof-json", "rocpd", "rocprof-kernel-stats"}  # rocprofv3's <pid>_... files
+_NSYS = {"nsys-sqlite", "nsys-kern-sum"}
 # rocprof v1/v2 writes results.csv (kernels), results.json (kernels and copies), results.stats.csv into one folder
 _ROCPROF_V1 = re.compile(r"^results\.(csv|json|stats\.csv)(\.gz)?$")
 # nsys stats --output X writes X_<report>.csv; X is the export's name by default
