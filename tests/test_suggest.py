@@ -324,6 +324,34 @@ def test_docs_state_every_rule_and_factor() -> None:
         assert any(line.startswith(f"| `{status}` | {factor:g} |") for line in doc)
 
 
+def test_kernels_of_one_function_stay_distinct_and_library_gemms_are_tuned_first() -> None:
+    """A real vLLM FP8 trace (RPD, MI300X-class, no shapes): its hipBLASLt GEMMs share the function name
+    ``Cijk_Alik_Bljk`` and each keeps its own share (they were merged into one with the last one's 2.9 %); with
+    nothing to place them on a roof, the hottest is tuned first (TunableOp), ranked by its share."""
+    trace = DATA / "rpd" / "vllm_mi300x.rpd.gz"
+    gap = api.gap_report([trace])
+    gemms = sorted((r.pct for r in gap.kernels if r.name.startswith("Cijk_") and r.pct >= 2), reverse=True)
+    found = api.suggest([trace], top=20).experiments
+    tuned = [e for e in found if e.rule == "untuned-library-gemm"]
+    assert [round(e.kernel.share_pct or 0, 6) for e in tuned] == [round(p, 6) for p in gemms] and len(gemms) >= 3
+    assert found[0] is tuned[0] and "--tunableop" in tuned[0].rationale[1].action
+
+
+def test_a_hot_triton_kernel_is_tuned_and_a_cold_one_or_a_gemm_on_its_roofline_is_not(tmp_path: Path) -> None:
+    events = []
+    for i, (name, dur) in enumerate([("_attn_fwd", 900), ("matmul_kernel", 10)] * 3):
+        events.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": 100 * i, "dur": dur / 10,
+                       "args": {"device": 0}})  # fmt: skip
+    trace = tmp_path / "triton.json"
+    trace.write_text(json.dumps({"traceEvents": events}))
+    rules = {(e.rule, e.kernel.name) for e in api.suggest([trace]).experiments}
+    assert ("untuned-configs", "_attn_fwd") in rules and ("untuned-configs", "matmul_kernel") not in rules
+    # a cuBLAS GEMM the trace's shapes place on the H100's roofline (61 % of the GPU time) is judged by its roof
+    ranked = api.suggest([demo_file("h100_transformer_eager.json.gz")], top=50).experiments
+    on_gemm = {e.rule for e in ranked if e.kernel.name.startswith("nvjet_")}
+    assert on_gemm == {"library-below-roof"}
+
+
 # --- the command line -------------------------------------------------------------------------------------
 
 

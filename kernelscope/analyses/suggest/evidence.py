@@ -160,25 +160,28 @@ def sass_profile(k: NcuKernelSource) -> SassProfile:
 
 class _Table:
     """Kernels by name; a name another input spells differently joins by its demangled form, else by a
-    function name that only one kernel has."""
+    function name that only one kernel has. The timing input's own kernels are distinct: six hipBLASLt GEMMs
+    share the function name ``Cijk_Alik_Bljk`` and stay six."""
 
     def __init__(self, names: Sequence[str]) -> None:
         self.ids = Identities()
         self.ids.add(names)
         self.facts: list[Facts] = []
 
-    def find(self, name: str) -> Facts | None:
+    def find(self, name: str, *, by_function: bool = True) -> Facts | None:
         ident = self.ids[name]
         hit = next((f for f in self.facts if f.name == name), None) or next(
             (f for f in self.facts if f.identity.demangled == ident.demangled), None
         )
-        if hit is not None:
+        if hit is not None or not by_function:
             return hit
-        by_function = [f for f in self.facts if f.identity.function == ident.function]
-        return by_function[0] if len(by_function) == 1 else None
+        same = [f for f in self.facts if f.identity.function == ident.function]
+        return same[0] if len(same) == 1 else None
 
-    def get(self, name: str) -> Facts:
-        found = self.find(name)
+    def get(self, name: str, *, timing: bool = False) -> Facts:
+        """The kernel ``name`` joins, or a new one; ``timing``: a kernel of the timing input, which only its own
+        name (or demangled form) joins."""
+        found = self.find(name, by_function=not timing)
         if found is None:
             found = Facts(name=name, identity=self.ids[name])
             self.facts.append(found)
@@ -202,7 +205,7 @@ def kernels(ev: Evidence) -> tuple[list[Facts], list[str]]:
     if ev.gap is not None:
         t = ev.gap.totals
         for r in ev.gap.kernels:
-            f = table.get(r.name)
+            f = table.get(r.name, timing=True)
             f.row, f.totals, f.share = r, t, r.pct / 100
             f.share_source = f"gap: {r.pct:.1f}% of {t.kernel_time_us:,.0f} µs kernel time, {r.calls} calls"
     _add_ncu(ev, table, ncu, timed_by_gap=ev.gap is not None, notes=notes)
@@ -256,7 +259,7 @@ def _add_ncu(
         per_name[k.name] += k.duration_ns or 0
     missing = 0
     for k in ncu:
-        f = table.find(k.name) if timed_by_gap else table.get(k.name)
+        f = table.find(k.name) if timed_by_gap else table.get(k.name, timing=True)
         if f is None:
             missing += 1
             continue

@@ -26,6 +26,7 @@ from kernelscope.analyses.suggest.thresholds import (
     BARRIER_PCT,
     BLOCK_LIMITERS,
     FUSABLE,
+    GEMM_LIBRARIES,
     IDLE_PCT,
     LOW_OCCUPANCY_PCT,
     MEMORY_WAIT_PCT,
@@ -39,6 +40,8 @@ from kernelscope.analyses.suggest.thresholds import (
     SHARED_WAIT_PCT,
     TINY_CALLS,
     TINY_US,
+    TUNABLE_SOURCE,
+    TUNE_SHARE,
     VECTOR_BITS,
     WIDE_DTYPES,
 )
@@ -364,6 +367,46 @@ def _library_choice(f: Facts) -> Match | None:
     return make_match(steps, headroom_effect(bound))
 
 
+def _share_step(f: Facts) -> Step | None:
+    """The kernel's share of the GPU time when it is worth a tuning run, else None."""
+    if f.row is None or f.share is None or f.share < TUNE_SHARE:
+        return None
+    return Step(
+        evidence=f"gap: {100 * f.share:.1f}% of the GPU time, {f.row.calls:,} calls averaging {f.row.avg_us:.1f} µs",
+        inference="enough time that a tuning run (minutes, no code change) pays before anything harder",
+        action="tune first, then judge what is left against the roof",
+    )
+
+
+def _library_tuning(f: Facts) -> Match | None:
+    share = _share_step(f)
+    if share is None or f.identity.kind not in GEMM_LIBRARIES or not is_matmul(f) or roof_bound(f) is not None:
+        return None
+    steps = [share, Step(
+        evidence=f"identity: {f.identity.kind} {f.identity.category} kernel {f.identity.function}; no roofline, "
+        "counters or code object to say how far from its roof it runs",
+        inference="the library chose this algorithm by heuristics for these shapes; another of its algorithms "
+        "may be faster, and which is a measurement",
+        action="time every algorithm the library has for each GEMM shape and keep the fastest: "
+        "`kscope tune --tunableop -- CMD` (PyTorch TunableOp), or hipBLASLt/cuBLASLt offline tuning; a trace "
+        "recorded with shapes (or --ncu) then places it on the roofline",
+    )]  # fmt: skip
+    return make_match(steps, None)
+
+
+def _config_tuning(f: Facts) -> Match | None:
+    share = _share_step(f)
+    if share is None or f.identity.kind not in TUNABLE_SOURCE:
+        return None
+    steps = [share, Step(
+        evidence=f"identity: a {f.identity.kind} kernel ({f.identity.function})",
+        inference="its block sizes, warps and stages are launch-time choices: the best differ by GPU and shape",
+        action="search its configs on the workload's shapes before editing it: `kscope tune FILE.py:KERNEL "
+        "--launch FILE.py:LAUNCH --from-trace PROFILE` (every GPU of the host, results kept)",
+    )]  # fmt: skip
+    return make_match(steps, None)
+
+
 RULES: tuple[Rule, ...] = (
     Rule("memory-latency", "memory_access", 0.9,
          Risk(level="low", why="changes how data is loaded, not what is computed; check masked tails and alignment"),
@@ -405,6 +448,13 @@ RULES: tuple[Rule, ...] = (
     Rule("wide-data", "precision", 0.3,
          Risk(level="high", why="changes results: needs an accuracy tolerance agreed with the model's owner"),
          "memory-bound on fp32/fp64 data", _precision),
+    Rule("untuned-library-gemm", "library_choice", 0.3,
+         Risk(level="low", why="the library's own algorithms for the same GEMM; split-K ones change summation order"),
+         f"a cuBLAS/hipBLASLt GEMM with >= {100 * TUNE_SHARE:.0f}% of the GPU time and nothing to place it on a roof",
+         _library_tuning),
+    Rule("untuned-configs", "tile_shape", 0.3,
+         Risk(level="low", why="configs change the decomposition only; the result must match within tolerance"),
+         f"a Triton kernel with >= {100 * TUNE_SHARE:.0f}% of the GPU time", _config_tuning),
     Rule("library-below-roof", "library_choice", 0.4,
          Risk(level="low", why="the same math from another implementation; summation order may differ"),
          f"a library kernel (cuBLAS, cuDNN, Tensile, aten, ...) below {NEAR_ROOF_PCT:.0f}% of its roof",

@@ -18,6 +18,7 @@ TINY_CALLS = 10  # ... when launched at least this often
 IDLE_PCT = 20.0  # GPU idle share of the wall time worth quoting with fusion
 HOST_WAIT_PCT = 20.0  # of the wall time the GPU waited for the host: worth an experiment on the host side
 UNBOUNDED = 0.5  # the effect a rule scores with when the evidence bounds nothing
+TUNE_SHARE = 0.02  # of the GPU time: a kernel worth a tuning run before anything harder
 TOP_LINES = 10  # source lines and hotspots read per ncu kernel
 
 MATMUL = frozenset({"gemm", "moe_gemm", "attention", "conv"})
@@ -25,6 +26,8 @@ FUSABLE = frozenset({"elementwise", "norm", "copy", "reduce", "softmax", "quant"
 # prebuilt library code: what runs can change (library_choice), its inputs (precision), what surrounds it
 # (fusion), not its source
 LIBRARY_KINDS = frozenset({"cublas", "cudnn", "tensile", "aten", "cub", "memory", "comm"})
+GEMM_LIBRARIES = frozenset({"cublas", "tensile"})  # cuBLAS(Lt), hipBLASLt/rocBLAS: TunableOp picks their algorithm
+TUNABLE_SOURCE = frozenset({"triton"})  # a kernel with configs of its own (@triton.autotune): kscope tune searches them
 REGISTER_LIMITERS = frozenset({"vgpr", "sgpr", "registers", "lds", "shared"})
 BLOCK_LIMITERS = frozenset({"blocks", "workgroups"})
 WIDE_DTYPES = {"fp32": 4, "fp64": 8}
