@@ -12,7 +12,7 @@ from kernelscope.analyses.ncu import selector
 from kernelscope.analyses.suggest.evidence import Evidence, Facts, Match, Rule, kernels
 from kernelscope.analyses.suggest.host import host_experiment
 from kernelscope.analyses.suggest.rules import RULES
-from kernelscope.analyses.suggest.thresholds import DEMOTION, UNBOUNDED
+from kernelscope.analyses.suggest.thresholds import DEMOTION, SILENT_SHARE, UNBOUNDED
 from kernelscope.errors import InputError
 from kernelscope.model.levers import LEVERS, Lever
 from kernelscope.model.suggest import (
@@ -109,6 +109,19 @@ def _experiment(f: Facts, rule: Rule, m: Match, ev: Evidence) -> Experiment:
     )
 
 
+def _hot_but_silent(facts: list[Facts], found: list[Experiment]) -> list[str]:
+    """A note naming the hottest kernels no rule had evidence for: more evidence on them may beat any
+    experiment ranked here."""
+    with_rule = {e.kernel.name for e in found}
+    hot = sorted((f for f in facts if f.name not in with_rule and (f.share or 0.0) >= SILENT_SHARE),
+                 key=lambda f: -(f.share or 0.0))[:3]  # fmt: skip
+    if not hot:
+        return []
+    named = ", ".join(f"{f.identity.function} ({100 * (f.share or 0.0):.1f}%)" for f in hot)
+    return [f"no rule had evidence on these kernels of >= {100 * SILENT_SHARE:.0f}% of the GPU time: {named}; "
+            "give --ncu, --code or --att for them, or a trace recorded with shapes (its roofline)"]  # fmt: skip
+
+
 def rank(ev: Evidence, *, kernel: str | None = None, top: int = 10) -> SuggestResult:
     """The ``top`` experiments over the kernels matching ``kernel`` (a regex), best first; ties go to the
     lever named first in ``LEVERS``, then to the kernel name."""
@@ -131,6 +144,7 @@ def rank(ev: Evidence, *, kernel: str | None = None, top: int = 10) -> SuggestRe
     silent = len(facts) - len({e.kernel.name for e in found})
     if silent:
         notes.append(f"{silent} of {len(facts)} kernel(s) triggered no rule")
+    notes += _hot_but_silent(facts, found)
     if len(found) > top:
         notes.append(f"{len(found) - top} more experiment(s) below --top {top}")
     return SuggestResult(experiments=found[:top], evidence_used={k: list(v) for k, v in ev.inputs.items()},

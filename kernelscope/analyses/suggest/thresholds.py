@@ -19,6 +19,7 @@ IDLE_PCT = 20.0  # GPU idle share of the wall time worth quoting with fusion
 HOST_WAIT_PCT = 20.0  # of the wall time the GPU waited for the host: worth an experiment on the host side
 UNBOUNDED = 0.5  # the effect a rule scores with when the evidence bounds nothing
 TUNE_SHARE = 0.02  # of the GPU time: a kernel worth a tuning run before anything harder
+SILENT_SHARE = 0.05  # of the GPU time: a kernel no rule spoke about that is worth saying so
 TOP_LINES = 10  # source lines and hotspots read per ncu kernel
 
 MATMUL = frozenset({"gemm", "moe_gemm", "attention", "conv"})
