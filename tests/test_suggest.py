@@ -296,7 +296,7 @@ def test_repo_names_the_kernels_files_and_the_contract_uses_them(tmp_path: Path)
 def test_kernel_filter_and_top(tmp_path: Path) -> None:
     r = api.suggest(ncu_report=NCU / "h100_triton_softmax_mm.ncu-rep", kernel="^softmax", top=1)
     assert [e.kernel.name for e in r.experiments] == ["softmax_k"]
-    assert any("below --top 1" in n for n in r.notes)
+    assert any("below the top 1" in n for n in r.notes)
     with pytest.raises(InputError, match="matches none"):
         api.suggest(ncu_report=SLOW, kernel="^mm_")
 

@@ -55,6 +55,7 @@ def report(
     if ev.calls and shapes_file is None:
         kineto = next(h.path for h in handles if h.format == "kineto")
         runs = runs_from_calls(ev.calls, model=kineto.name.split(".")[0], stage=None)
+    ranked = rank(ev, top=REPORT_CANDIDATES)
     extra = [p for p in (shapes_file, ncu) if p is not None]
     inputs = [str(p) for p in [*handles, *code, *att_dirs, *extra]]
     return build_report(
@@ -67,8 +68,8 @@ def report(
         coverage=coverage(runs) if runs else None,
         ncu=summarize(ev.ncu) if ev.ncu is not None else None,
         att=list(ev.att),
-        candidates=rank(ev, top=REPORT_CANDIDATES).experiments,
-        notes=list(ev.notes),
+        candidates=ranked.experiments,
+        notes=ranked.notes,  # the evidence's (no roofline: why) and the ranking's (hot kernels no rule read)
     )
 
 

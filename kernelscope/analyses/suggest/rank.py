@@ -146,6 +146,6 @@ def rank(ev: Evidence, *, kernel: str | None = None, top: int = 10) -> SuggestRe
         notes.append(f"{silent} of {len(facts)} kernel(s) triggered no rule")
     notes += _hot_but_silent(facts, found)
     if len(found) > top:
-        notes.append(f"{len(found) - top} more experiment(s) below --top {top}")
+        notes.append(f"{len(found) - top} more experiment(s) below the top {top}")
     return SuggestResult(experiments=found[:top], evidence_used={k: list(v) for k, v in ev.inputs.items()},
                          notes=[*ev.notes, *notes])  # fmt: skip
