@@ -98,6 +98,17 @@ def test_the_pre_2022_gpukernsum_layout_reads_the_same(tmp_path: Path) -> None:
         assert s.median_ns is None and s.pct == want[k].pct
 
 
+def test_the_grid_and_block_report_reads_one_row_per_kernel(export: Path) -> None:
+    """``cuda_gpu_kern_gb_sum`` splits a kernel by launch configuration (108 rows for 63 kernels): read as one
+    row per kernel whose calls, total, min and max equal SQL over the export."""
+    truth = _durations(export)
+    got = _stats(STATS / "gb_cuda_gpu_kern_gb_sum.csv")
+    assert set(got) == set(truth)
+    for name, ns in truth.items():
+        s = got[name]
+        assert (s.calls, s.total_ns, s.min_ns, s.max_ns) == (len(ns), sum(ns), min(ns), max(ns))
+
+
 def test_base_and_mangled_names_keep_the_times(export: Path) -> None:
     truth = _durations(export)
     for name in ("base_cuda_gpu_kern_sum_base.csv", "mangled_cuda_gpu_kern_sum_mangled.csv"):

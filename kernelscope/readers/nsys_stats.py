@@ -4,7 +4,8 @@ The report nsys users share most (``--format csv`` or ``tsv``, to a file or capt
 ``Processing [...]`` line before the header): Time (%), Total Time, Instances, Avg, Med, Min, Max, StdDev,
 Name, each time column in the unit ``--timeunit`` chose (``(ns)`` by default, ``(us)``, ``(ms)``, ``(s)``);
 nsys before 2022 (``gpukernsum``) printed Average, Minimum and Maximum in ns and no median. The ``:base`` and
-``:mangled`` variants change only the names. Like rocprofv3's ``kernel_stats.csv`` there is no timeline: the
+``:mangled`` variants change only the names; ``cuda_gpu_kern_gb_sum`` (a row per grid and block of a kernel) reads
+as one row per kernel. Like rocprofv3's ``kernel_stats.csv`` there is no timeline: the
 profile has ``timing="none"`` and only ``stats``.
 """
 
@@ -86,7 +87,30 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
             )
         )
     numbers.count_dropped("kernel statistics", dropped, path)
+    out.stats = _by_name(out.stats)
     return out
+
+
+def _by_name(stats: list[KernelStats]) -> list[KernelStats]:
+    """One row per kernel: ``cuda_gpu_kern_gb_sum`` has a row per (grid, block) of a kernel. Calls, times and
+    shares add up, min and max combine; a median or deviation of the whole is not in the rows."""
+    out: dict[str, KernelStats] = {}
+    for s in stats:
+        if (o := out.get(s.name)) is None:
+            out[s.name] = s
+            continue
+        calls, total = o.calls + s.calls, o.total_ns + s.total_ns
+        out[s.name] = KernelStats(
+            name=s.name,
+            calls=calls,
+            total_ns=total,
+            avg_ns=total / calls if calls else None,
+            min_ns=min((v for v in (o.min_ns, s.min_ns) if v is not None), default=None),
+            max_ns=max((v for v in (o.max_ns, s.max_ns) if v is not None), default=None),
+            pct=None if o.pct is None or s.pct is None else o.pct + s.pct,
+            source=s.source,
+        )
+    return list(out.values())
 
 
 def _delimiter(path: Path) -> str:
