@@ -228,6 +228,14 @@ def test_roofline_from_nsight_compute_counters() -> None:
     assert mm.flops == 2 * 4096**3 and mm.matrix  # a 4096^3 GEMM, counted on the tensor cores
 
 
+def test_an_ncu_export_without_roofline_counters_is_one_error_line() -> None:
+    """A details-page export holds durations and speed of light, no FLOP or DRAM-byte counters: the roofline
+    says what to read instead of printing an empty table with exit 0."""
+    proc = run_kscope("roofline", NCU / "h100_softmax_fast_details.csv.gz", "--gpu", "H100 SXM")
+    assert_one_error_line(proc)
+    assert "--page raw" in proc.stderr and "--set full" in proc.stderr
+
+
 def test_roofline_png_draws_roofs_and_points(tmp_path: Path) -> None:
     from matplotlib.image import imread
 

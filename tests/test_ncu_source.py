@@ -370,6 +370,13 @@ def test_a_kernel_without_source_counters_gets_a_note(monkeypatch: pytest.Monkey
     assert len(mm.notes) == 1 and "no source counters" in mm.notes[0]
     with pytest.raises(InputError, match="no source counters for any kernel"):
         summarize(src, kernel="mm_k")
+    # a report's section keeps the headline and says why there is nothing more
+    (head,) = summarize(src, kernel="mm_k", headline_only=True).kernels
+    assert head.duration_ns == 238_048 and head.hotspots == []
+    assert any(
+        n.startswith("headline only: no source counters")
+        for n in summarize(src, kernel="mm_k", headline_only=True).notes
+    )
 
 
 def test_a_report_without_line_table_or_source_text(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -185,11 +185,14 @@ def selector(kernel: str | None) -> Callable[[str, str | None], bool]:
     return lambda name, mangled: bool(pattern.search(name) or (mangled and pattern.search(mangled)))
 
 
-def summarize(source: NcuSource, *, kernel: str | None = None, top: int = 10, context: int = 2) -> NcuResult:
+def summarize(
+    source: NcuSource, *, kernel: str | None = None, top: int = 10, context: int = 2, headline_only: bool = False
+) -> NcuResult:
     """Summaries of the kernels whose name matches ``kernel`` (a regular expression; all when None).
 
     Raises ``InputError`` for a bad option, a pattern that matches no kernel, or an input whose matching
-    kernels have no source counters at all (nothing this command could show beyond ``kscope gap``).
+    kernels have no source counters at all (nothing ``kscope ncu`` could show beyond ``kscope gap``); with
+    ``headline_only`` (a report's section) such an input gives each kernel's headline and a note instead.
     """
     if top < 1 or context < 0:
         raise InputError(f"--top {top} / --context {context}: need top >= 1 and context >= 0")
@@ -198,13 +201,17 @@ def summarize(source: NcuSource, *, kernel: str | None = None, top: int = 10, co
     if not chosen:
         names = ", ".join(sorted({k.name[:60] for k in source.kernels})[:10])
         raise InputError(f"--kernel {kernel!r} matches none of the {len(source.kernels)} kernel(s): {names}")
+    notes = list(source.notes)
     if not any(k.has_counters for k in chosen):
-        raise InputError(
-            f"{source.path}: no source counters for any kernel (the SourceCounters section was not collected); "
-            "re-profile with ncu --set full --import-source yes (or add --section SourceCounters)"
+        missing = (
+            "no source counters for any kernel (the SourceCounters section was not collected); re-profile with "
+            "ncu --set full --import-source yes (or add --section SourceCounters)"
         )
+        if not headline_only:
+            raise InputError(f"{source.path}: {missing}")
+        notes.append(f"headline only: {missing}")
     kernels = [summarize_kernel(k, source.format, top=top, context=context) for k in chosen]
-    return NcuResult(source=source.path, format=source.format, kernels=kernels, notes=list(source.notes))
+    return NcuResult(source=source.path, format=source.format, kernels=kernels, notes=notes)
 
 
 # --- roofline costs ------------------------------------------------------------------------------------

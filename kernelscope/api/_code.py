@@ -152,6 +152,12 @@ def counters_roofline(
     """One roofline point per Nsight Compute launch, from the FLOPs and DRAM bytes its counters hold; matrix
     work is judged at ``dtype``, else at the type the kernel's SASS matrix instructions name (``source``)."""
     costs = [ncu_cost(k) for k in launches]
+    if costs and all(c.flops is None and c.dram_bytes is None for c in costs):
+        raise InputError(
+            f"none of the {len(costs)} profiled launches carries the FLOP or DRAM-byte counters a roofline needs "
+            "(a --page details export never does): read the .ncu-rep, or its --page raw export, of a profile taken "
+            "with ncu --set full (or --section SpeedOfLight_RooflineChart)"
+        )
     found = {}
     for k in source.kernels if source is not None else ():
         named = matrix_dtype(op for i in k.instructions if (op := sass_opcode(i.sass)))

@@ -56,6 +56,7 @@ def report(
         kineto = next(h.path for h in handles if h.format == "kineto")
         runs = runs_from_calls(ev.calls, model=kineto.name.split(".")[0], stage=None)
     ranked = rank(ev, top=REPORT_CANDIDATES)
+    ncu_summary = summarize(ev.ncu, headline_only=True) if ev.ncu is not None else None
     extra = [p for p in (shapes_file, ncu) if p is not None]
     inputs = [str(p) for p in [*handles, *code, *att_dirs, *extra]]
     return build_report(
@@ -66,10 +67,11 @@ def report(
         roofline=from_calls(ev.calls, ev.peaks) if ev.calls and ev.peaks else None,
         code=list(ev.code),
         coverage=coverage(runs) if runs else None,
-        ncu=summarize(ev.ncu) if ev.ncu is not None else None,
+        ncu=ncu_summary,
         att=list(ev.att),
         candidates=ranked.experiments,
-        notes=ranked.notes,  # the evidence's (no roofline: why) and the ranking's (hot kernels no rule read)
+        # the evidence's (no roofline: why), the ranking's (hot kernels no rule read), the ncu report's
+        notes=[*ranked.notes, *(f"ncu: {n}" for n in (ncu_summary.notes if ncu_summary else []))],
     )
 
 

@@ -165,7 +165,11 @@ def tables(r: Report) -> list[Table]:
         _gap_table(r),
         _roofline_table(r),
         _code_table(r),
-        *(_hotspot_table("Nsight Compute", k.name, k.hotspots, k.notes) for k in (r.ncu.kernels if r.ncu else [])),
+        *(
+            _hotspot_table("Nsight Compute", k.name, k.hotspots, k.notes)
+            for k in (r.ncu.kernels if r.ncu else [])
+            if k.hotspots
+        ),  # without source counters there is no table to show (the report's notes say why)
         *(_hotspot_table("ATT", a.path, a.hotspots, a.notes) for a in r.att),
         *_coverage_tables(r),
     )
