@@ -104,6 +104,23 @@ def test_start_end_range_read_and_mark_skipped(tmp_path: Path) -> None:
     assert (note.name, note.start_ns, note.end_ns, note.thread) == ("step", 10, 90, 7)
 
 
+def test_emit_nvtx_labels_read_as_the_op_name(tmp_path: Path) -> None:
+    """``torch.autograd.profiler.emit_nvtx`` labels every call with its ids (and shapes): the op's name is kept,
+    so the host activity the GPU waited under groups by op (a real 2-GPU export showed 18,499 distinct labels);
+    a label that merely contains commas is left whole."""
+    db = tmp_path / "nvtx.sqlite"
+    shutil.copy(DB, db)
+    labels = ["aten::mul, seq = 45328, op_id = 990726", "aten::empty, op_id = 990346",
+              "aten::addmm, seq = 7, op_id = 8, sizes = [[64], [64, 64]], input_op_ids = [1, 2]", "step 3, rank 0"]  # fmt: skip
+    with sqlite3.connect(db) as con:
+        con.execute("DELETE FROM NVTX_EVENTS")
+        for i, label in enumerate(labels):
+            con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (?, ?, 59, ?, 7)",
+                        (10 * i, 10 * i + 5, label))  # fmt: skip
+    names = [n.name for n in nsys_sqlite.read(db).annotations]
+    assert names == ["aten::mul", "aten::empty", "aten::addmm", "step 3, rank 0"]
+
+
 def test_devices(trace: dict[str, Any]) -> None:
     [props] = trace["deviceProperties"]
     [dev] = nsys_sqlite.read(DB).devices

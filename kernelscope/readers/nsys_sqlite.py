@@ -18,11 +18,14 @@ Vendor quirks, all here:
   unique only per process, so the runtime join matches ``>> 24`` of both (the process part).
 * ``NVTX_EVENTS.eventType`` 59 is a push/pop range and 60 a start/end range; marks (34) have no end.
   The label is ``text`` inline or ``textId`` into ``StringIds``. ``thread`` is the OS tid (low 24 bits).
+  ``torch.autograd.profiler.emit_nvtx`` labels each op ``aten::mul, seq = 45328, op_id = 990726[, sizes = ...]``:
+  the op's name is kept, so that every call of an op is one name (its ids and shapes differ per call).
 * Timestamps are integer nanoseconds on nsys's session clock.
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +40,7 @@ FORMAT = "nsys-sqlite"
 _EXPECTED = "an Nsight Systems SQLite export (nsys export --type sqlite)"
 _NSYS_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "StringIds", "NVTX_EVENTS", "TARGET_INFO_GPU", "META_DATA_EXPORT")
 _NVTX_RANGES = (59, 60)  # NvtxPushPopRange, NvtxStartEndRange
+_EMIT_NVTX = re.compile(r"^(?P<op>[^,]+), (?:seq = \d+, )?op_id = \d+")
 # CUpti_ActivityMemcpyKind, for exports without ENUM_CUDA_MEMCPY_OPER.
 _COPY_KINDS = {1: "Host-to-Device", 2: "Device-to-Host", 8: "Device-to-Device", 9: "Host-to-Host", 10: "Peer-to-Peer"}
 
@@ -225,7 +229,7 @@ def _annotations(db: _Db, rank: int | None) -> list[Annotation]:
     )
     return [
         Annotation(
-            name=r["text"] or r["textId_s"] or "",
+            name=_op_name(r["text"] or r["textId_s"] or ""),
             start_ns=r["start"],
             end_ns=r["end"],
             domain="host",
@@ -235,6 +239,11 @@ def _annotations(db: _Db, rank: int | None) -> list[Annotation]:
         for r in db.rows(sql)
         if numbers.span(r["start"], r["end"]) is not None
     ]
+
+
+def _op_name(label: str) -> str:
+    m = _EMIT_NVTX.match(label)
+    return m["op"] if m else label
 
 
 def _devices(db: _Db, rank: int | None) -> list[DeviceInfo]:
