@@ -110,8 +110,12 @@ def test_emit_nvtx_labels_read_as_the_op_name(tmp_path: Path) -> None:
     a label that merely contains commas is left whole."""
     db = tmp_path / "nvtx.sqlite"
     shutil.copy(DB, db)
-    labels = ["aten::mul, seq = 45328, op_id = 990726", "aten::empty, op_id = 990346",
-              "aten::addmm, seq = 7, op_id = 8, sizes = [[64], [64, 64]], input_op_ids = [1, 2]", "step 3, rank 0"]  # fmt: skip
+    labels = [
+        "aten::mul, seq = 45328, op_id = 990726",
+        "aten::empty, op_id = 990346",
+        "aten::addmm, seq = 7, op_id = 8, sizes = [[64], [64, 64]], input_op_ids = [1, 2]",
+        "step 3, rank 0",
+    ]
     with sqlite3.connect(db) as con:
         con.execute("DELETE FROM NVTX_EVENTS")
         for i, label in enumerate(labels):
