@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from kernelscope.errors import one_line
 from kernelscope.model.suggest import Experiment, SuggestResult
 from kernelscope.presenters.base import Column, Presenter, Table, note_text, render_json, render_markdown, rich_table
 
@@ -87,7 +88,9 @@ def rich_renderable(r: SuggestResult) -> Group:
 
 
 def _markdown(r: SuggestResult) -> str:
-    used = "".join(f"- **{kind}**: {', '.join(f'`{p}`' for p in paths)}\n" for kind, paths in r.evidence_used.items())
+    used = "".join(
+        f"- **{kind}**: {', '.join(f'`{one_line(p)}`' for p in paths)}\n" for kind, paths in r.evidence_used.items()
+    )
     out = [f"# kscope suggest\n\n{used}", render_markdown([table(r.experiments)])]
     for e in r.experiments:
         out.append(f"### {_title(e)}\n")
@@ -95,7 +98,7 @@ def _markdown(r: SuggestResult) -> str:
             f"{label[: len(label) - len(label.lstrip())]}- **{label.strip()}**: {text}" for label, text in details(e)
         ]
         out.append("")
-    out += [f"> {n}\n" for n in r.notes]
+    out += [f"> {one_line(n)}\n" for n in r.notes]  # notes name kernels: escaped like every table cell
     return "\n".join(out)
 
 
