@@ -128,6 +128,17 @@ def test_gap_shares_equal_the_reports_own_percentages() -> None:
         assert row.median_us is not None
 
 
+def test_diff_of_two_reports_compares_the_medians_nsys_computed(export: Path) -> None:
+    """Statistics carry no per-launch samples (no significance test), but nsys's medians: B/A of each common
+    kernel is the ratio of the two reports' medians (here the same run in ns and in us: 1 within rounding)."""
+    truth = {name: statistics.median(ns) for name, ns in _durations(export).items()}
+    rows = api.diff([DEFAULT], [STATS / "us_cuda_gpu_kern_sum.csv"]).kernels
+    assert len(rows) == len(truth)
+    for r in rows:
+        assert r.median_a_ns == truth[r.name] and r.median_ratio == pytest.approx(1, abs=1e-3)
+        assert r.verdict == "n/a" and r.significant is None
+
+
 def test_a_folder_with_the_export_and_its_report_is_one_run_read_from_the_export(export: Path, tmp_path: Path) -> None:
     shutil.copy(export, tmp_path / "h100_nsys_small.sqlite")
     shutil.copy(DEFAULT, tmp_path / DEFAULT.name)

@@ -62,10 +62,12 @@ class _Side:
         return 0 if row is None else round(row.total_us * _NS_PER_US)
 
     def spread(self, name: str) -> tuple[float | None, float | None]:
-        """(median, IQR) in ns; rows from profiler statistics have neither."""
+        """(median, IQR) in ns; rows from profiler statistics have no IQR, and a median only where the profiler
+        computed one (nsys stats)."""
         d = self.durations.get(name)
         if d is None:
-            return None, None
+            row = self.rows.get(name)
+            return (row.median_us * _NS_PER_US if row is not None and row.median_us is not None else None), None
         s = stats.summarize(d)
         return s.median, s.iqr
 
