@@ -203,7 +203,8 @@ def sql_value(data: bytes, rng: Random) -> bytes:
         db.write_bytes(data)
         con = sqlite3.connect(db)
         try:
-            tables = sorted(r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'"))
+            names = con.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            tables = sorted(n for (n,) in names if isinstance(n, str))  # an earlier mutation may leave a BLOB name
             tables = [t for t in tables if not t.startswith("sqlite_")]
             for _ in range(12):  # until one update changes a cell (a constraint may refuse a value)
                 t = rng.choice(tables)

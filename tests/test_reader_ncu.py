@@ -132,6 +132,24 @@ def test_details_and_raw_pages_agree() -> None:
     assert raw.devices[0].name == "NVIDIA H100 80GB HBM3" and raw.devices[0].compute_units == 132
 
 
+def test_negative_or_infinite_metric_cells_are_damage_not_values(tmp_path: Path) -> None:
+    """ncu's counters, rates and percentages are never negative: fuzzing put -1e18 in a raw-page cell and it
+    reached the profile as a metric. Such a cell (or an infinite one) is read as absent, like NaN."""
+    rows = list(csv.reader(io.StringIO(gzip.decompress((DATA / "h100_softmax_slow_raw.csv.gz").read_bytes()).decode())))
+    header = rows[0]
+    col = header.index("dram__bytes_read.sum")
+    tensor = next(i for i, h in enumerate(header) if h.startswith("sm__pipe_tensor_op_hmma_cycles_active"))
+    rows[2][col], rows[2][tensor] = "-1e+18", "inf"
+    damaged = tmp_path / "raw.csv"
+    with damaged.open("w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    (k,) = readers.read(damaged).launches
+    assert k.metrics is not None and "dram__bytes_read.sum" not in k.metrics and header[tensor] not in k.metrics
+    assert all(v >= 0 for v in k.metrics.values())
+    (good,) = readers.read(DATA / "h100_softmax_slow_raw.csv.gz").launches
+    assert good.metrics is not None and "dram__bytes_read.sum" in good.metrics
+
+
 def test_raw_metrics_exclude_device_constants() -> None:
     raw = ncu_csv.read(GEMM_RAW)
     m = raw.launches[0].metrics or {}

@@ -81,3 +81,18 @@ def test_damaged_rpd_files_are_one_error_line(tmp_path: Path) -> None:
     con.commit()
     con.close()
     assert_one_error_line(run_kscope("gap", plain))
+
+
+def test_a_table_name_stored_as_a_blob_is_no_traceback(tmp_path: Path) -> None:
+    """Fuzzing found it (a bit flip in sqlite_master): SQLite keeps any type anywhere, a table's name too.
+    Every SQLite reader and the sniffer read names as text; the trace still reads."""
+    db = tmp_path / "blob_name.rpd"
+    db.write_bytes(gzip.decompress((RPD / "matmul_gfx90a.rpd.gz").read_bytes()))
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA writable_schema=ON")
+    con.execute("UPDATE sqlite_master SET name = CAST(name AS BLOB) WHERE name = 'rocpd_barrierop'")
+    con.commit()
+    con.close()
+    proc = run_kscope("gap", db)
+    assert proc.returncode == 0, proc.stderr
+    assert api.gap_report([db]).totals.launches == 29

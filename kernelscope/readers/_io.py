@@ -19,7 +19,17 @@ from typing import IO, Any, cast
 from kernelscope.model import numbers, text
 from kernelscope.model.files import open_raw, read_bytes, unreadable
 
-__all__ = ["connect_sqlite", "is_gzip", "open_binary", "open_raw", "read_bytes", "sql_rows", "sqlite_uri", "unreadable"]
+__all__ = [
+    "connect_sqlite",
+    "is_gzip",
+    "open_binary",
+    "open_raw",
+    "read_bytes",
+    "sql_rows",
+    "sqlite_names",
+    "sqlite_uri",
+    "unreadable",
+]
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -87,6 +97,12 @@ _SQL_TEXT = functools.partial(str, encoding="utf-8", errors="replace")
 # what a damaged SQLite file raises: its own errors, and UnicodeDecodeError when sqlite3 decodes an error message
 # or a column name holding the file's invalid bytes (the text_factory covers values only)
 SQL_ERRORS = (sqlite3.DatabaseError, UnicodeDecodeError)
+
+
+def sqlite_names(con: sqlite3.Connection) -> set[str]:
+    """The database's table and view names, as text: a damaged file may store a name as a BLOB or a number."""
+    rows = con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+    return {text.name(n) if isinstance(n, bytes) else str(n) for (n,) in rows}
 
 
 def sql_rows(cur: sqlite3.Cursor, ints: frozenset[str]) -> Iterator[dict[str, Any]]:

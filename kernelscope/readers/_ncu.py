@@ -8,6 +8,7 @@ report it was exported from give the same ``KernelLaunch.metrics`` up to the CSV
 from __future__ import annotations
 
 import csv
+import math
 import re
 import zlib
 from collections.abc import Iterable, Iterator
@@ -113,9 +114,15 @@ def csv_rows(f: Iterable[str], path: Path, fix: str) -> Iterator[list[str]]:
 
 
 def number(text: str) -> float | None:
-    """A CSV cell as a finite float ("67,711" -> 67711.0); None for empty, text ("all", "n/a"), NaN and
-    infinities (``numbers.to_float``)."""
-    return numbers.to_float(text)
+    """A CSV cell as a measurement ("67,711" -> 67711.0); None for empty, text ("all", "n/a") and what
+    ``measurement`` refuses."""
+    return measurement(numbers.to_float(text))
+
+
+def measurement(v: float | None) -> float | None:
+    """``v`` when it can be an ncu value, else None: counters, rates, percentages and times are finite and
+    never negative, so NaN (a derived metric with nothing to divide by), infinities and negatives are damage."""
+    return v if v is not None and math.isfinite(v) and v >= 0 else None
 
 
 def dim3(text: str) -> Dim3 | None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kernelscope.readers._csv import norm
-from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, open_raw
+from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, open_raw, sqlite_names
 from kernelscope.readers.nsys_stats import HEADER_LINES, header_columns
 from kernelscope.readers.rocprof_v1_json import MARKERS as ROCPROF_V1_MARKERS
 from kernelscope.readers.rpd import TABLES as RPD_TABLES
@@ -91,7 +91,7 @@ def _sqlite_format(path: Path) -> str | None:
     try:
         con = connect_sqlite(path)
         try:
-            names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")}
+            names = sqlite_names(con)
         finally:
             con.close()
     except SQL_ERRORS:

@@ -16,7 +16,6 @@ skipped and counted in ``metadata["ncu_skipped_workloads"]``.
 from __future__ import annotations
 
 import functools
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -54,8 +53,8 @@ def _scaled(m: Any) -> tuple[float, str] | None:
     """A metric's value in the report's base unit, and that unit; None for text, groups and NaN."""
     if m is None or not m.has_value() or m.kind() not in _numeric():
         return None  # strings, metric groups, and per-instance-only values
-    v = m.as_double()
-    if math.isnan(v):  # NaN: a derived metric with nothing to divide by
+    v = _ncu.measurement(m.as_double())
+    if v is None:
         return None
     factor, unit = _ncu.unit_scale(m.unit())
     return v * factor, unit

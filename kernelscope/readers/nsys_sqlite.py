@@ -34,7 +34,7 @@ from typing import Any
 from kernelscope.errors import FormatError
 from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, numbers
 from kernelscope.model.records import items_from_blocks
-from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, sql_rows
+from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, sql_rows, sqlite_names
 
 FORMAT = "nsys-sqlite"
 _EXPECTED = "an Nsight Systems SQLite export (nsys export --type sqlite)"
@@ -67,9 +67,7 @@ class _Db:
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise FormatError(path, _EXPECTED, f"a file SQLite cannot open ({exc})") from None
         try:
-            self.tables = {
-                r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
-            }
+            self.tables = sqlite_names(self.con)
         except SQL_ERRORS as exc:
             self.con.close()
             raise FormatError(path, _EXPECTED, f"a file SQLite cannot open ({exc})") from None

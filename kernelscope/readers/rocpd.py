@@ -35,7 +35,7 @@ import msgspec
 from kernelscope.errors import FormatError
 from kernelscope.model import DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, numbers, text
 from kernelscope.model.records import blocks_from_items
-from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, sql_rows
+from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, sql_rows, sqlite_names
 
 FORMAT = "rocpd"
 _EXPECTED = "a rocpd SQLite database with the `kernels` view (rocprofv3 --output-format rocpd)"
@@ -75,7 +75,7 @@ def _dim(r: Row, prefix: str, cache: dict[tuple[int, int, int], Dim3]) -> Dim3 |
 
 
 def _check_names(con: sqlite3.Connection, path: Path) -> set[str]:
-    names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+    names = sqlite_names(con)
     if "kernels" in names:
         return names
     suffixed = sorted(n for n in names if n.startswith("rocpd_kernel_dispatch_"))

@@ -22,7 +22,7 @@ from typing import Any
 
 from kernelscope.errors import FormatError
 from kernelscope.model import Annotation, Dim3, KernelLaunch, MemoryOp, Profile, numbers
-from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, sql_rows
+from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, sql_rows, sqlite_names
 
 FORMAT = "rpd"
 _EXPECTED = "a rocmProfileData (RPD) SQLite trace (rocpd_op, rocpd_api, rocpd_string tables)"
@@ -57,7 +57,7 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
     """Kernels (one by one and graph-replayed), memory operations and roctx ranges of an RPD trace."""
     try:
         con = connect_sqlite(path)
-        names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+        names = sqlite_names(con)
     except SQL_ERRORS as exc:
         raise FormatError(path, _EXPECTED, f"a file SQLite cannot open ({exc})") from None
     try:
