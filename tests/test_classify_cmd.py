@@ -38,6 +38,15 @@ def test_file_of_json_lines_and_csv(kscope: Kscope) -> None:
     assert sum(r["Kind"] == x["kind"] for r, x in zip(rows, labeled, strict=True)) / len(rows) >= 0.95
 
 
+def test_a_profile_given_as_the_file_classifies_its_kernels(kscope: Kscope) -> None:
+    """``--file TRACE`` (any format gap reads) names the trace's kernels, each once; it read the trace's
+    JSON lines as kernel names before."""
+    proc = kscope("classify", "--file", demo_file(EAGER), "--json")
+    assert proc.returncode == 0, proc.stderr
+    names = [d["name"] for d in json.loads(proc.stdout)]
+    assert sorted(names) == sorted({str(e["name"]) for e in events(EAGER, KERNEL_CAT)})
+
+
 def test_table_keeps_bracketed_names(kscope: Kscope) -> None:
     proc = kscope("classify", "void vllm::rms_norm_kernel<c10::BFloat16>(int) [clone .kd]")
     assert proc.returncode == 0 and "[clone .kd]" in proc.stdout and "rms_norm_kernel" in proc.stdout

@@ -13,13 +13,19 @@ from kernelscope.identity import classify
 from kernelscope.model.identity import KernelIdentity
 from kernelscope.model.launches import TritonLaunch
 from kernelscope.model.source import SourceMatch
+from kernelscope.readers._sniff import sniff
 from kernelscope.sources.find import Finder
 from kernelscope.sources.index import Progress as IndexProgress
 from kernelscope.sources.index import RepoSummary, SourceIndex
 
 
 def read_names(path: Path) -> list[str]:
-    """Kernel names from a file: one per line, or JSON lines with a ``name`` key; ``-`` is stdin."""
+    """Kernel names from a file: one per line, or JSON lines with a ``name`` key; ``-`` is stdin; a profiler
+    output (any format ``kscope gap`` reads) gives its kernels' names, the most GPU time first."""
+    if str(path) != "-" and Path(path).is_file() and sniff(Path(path)) is not None:
+        from kernelscope.api._gap import gap_report  # it imports this module
+
+        return [r.name for r in gap_report([path]).kernels]
     text = sys.stdin.read() if str(path) == "-" else Path(path).read_text(errors="replace")
     names = []
     for i, raw in enumerate(text.splitlines(), 1):
