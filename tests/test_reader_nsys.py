@@ -115,14 +115,16 @@ def test_emit_nvtx_labels_read_as_the_op_name(tmp_path: Path) -> None:
         "aten::empty, op_id = 990346",
         "aten::addmm, seq = 7, op_id = 8, sizes = [[64], [64, 64]], input_op_ids = [1, 2]",
         "step 3, rank 0",
+        12345,  # a number in the text column (fuzzing: a bit flip), read as text
     ]
-    with sqlite3.connect(db) as con:
-        con.execute("DELETE FROM NVTX_EVENTS")
+    with sqlite3.connect(db) as con:  # columns without a declared type keep what is stored, as damage can
+        con.execute("DROP TABLE NVTX_EVENTS")
+        con.execute("CREATE TABLE NVTX_EVENTS (start, end, eventType, text, globalTid, textId)")
         for i, label in enumerate(labels):
             con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (?, ?, 59, ?, 7)",
                         (10 * i, 10 * i + 5, label))  # fmt: skip
     names = [n.name for n in nsys_sqlite.read(db).annotations]
-    assert names == ["aten::mul", "aten::empty", "aten::addmm", "step 3, rank 0"]
+    assert names == ["aten::mul", "aten::empty", "aten::addmm", "step 3, rank 0", "12345"]
 
 
 def test_devices(trace: dict[str, Any]) -> None:

@@ -239,9 +239,11 @@ def _annotations(db: _Db, rank: int | None) -> list[Annotation]:
     ]
 
 
-def _op_name(label: str) -> str:
-    m = _EMIT_NVTX.match(label)
-    return m["op"] if m else label
+def _op_name(label: object) -> str:
+    """The range's name as text (SQLite may hold a number in a damaged text column), an op's without its ids."""
+    text = label if isinstance(label, str) else str(label)
+    m = _EMIT_NVTX.match(text)
+    return m["op"] if m else text
 
 
 def _devices(db: _Db, rank: int | None) -> list[DeviceInfo]:
