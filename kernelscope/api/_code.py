@@ -146,6 +146,18 @@ def gpu_peaks(gpu: str | None, device_hint: str | None, ceilings_file: Path | No
     return peaks
 
 
+def trace_peaks(gpu: str | None, device: str | None, ceilings_file: Path | None) -> tuple[Peaks | None, str | None]:
+    """The roofs for a trace's shapes, or None and why: a GPU the trace names (``device``) but the database
+    lacks, or no GPU at all, leaves the rest of the evidence standing; one the user named (``gpu``,
+    ``ceilings_file``) must exist."""
+    try:
+        return gpu_peaks(gpu, device, ceilings_file), None
+    except InputError as exc:
+        if gpu is not None or ceilings_file is not None:
+            raise
+        return None, str(exc)
+
+
 def counters_roofline(
     launches: Sequence[KernelLaunch], peaks: Peaks, dtype: str | None, source: NcuSource | None = None
 ) -> RooflineResult:

@@ -10,7 +10,7 @@ from kernelscope.analyses.replay import task_fields as replay_task_fields
 from kernelscope.analyses.roofline import from_calls
 from kernelscope.analyses.seed import GapSeed
 from kernelscope.analyses.seed import seed as seed_from_gap
-from kernelscope.api._code import gpu_peaks
+from kernelscope.api._code import trace_peaks
 from kernelscope.api._gap import Progress, gap_report
 from kernelscope.errors import InputError
 from kernelscope.hw.specs import detect
@@ -120,11 +120,9 @@ def _seed(trace: Input, *, rank: int, kernel: str | None) -> GapSeed:
         gpu = trace.gpu or detect()  # once: detect() runs nvidia-smi/rocm-smi
         if calls and gpu is None:
             no_roof = "the trace names no GPU and none is present"
-        elif calls and gpu is not None:
-            try:
-                roof = from_calls(calls, gpu_peaks(None, gpu, None))
-            except InputError as exc:  # a GPU the hardware database lacks: the task stands without a stop
-                no_roof = str(exc)
+        elif calls and gpu is not None:  # a GPU the hardware database lacks: the task stands without a stop
+            peaks, no_roof = trace_peaks(None, gpu, None)
+            roof = from_calls(calls, peaks) if peaks is not None else None
     return seed_from_gap(gap_result, calls, roof, rank=rank, kernel=kernel, no_roof=no_roof)
 
 

@@ -12,7 +12,7 @@ from kernelscope.analyses.ncu import selector, summarize
 from kernelscope.analyses.report import build as build_report
 from kernelscope.analyses.roofline import from_calls
 from kernelscope.analyses.suggest import Evidence, kernels, rank
-from kernelscope.api._code import counters_roofline, gpu_peaks
+from kernelscope.api._code import counters_roofline, gpu_peaks, trace_peaks
 from kernelscope.api._gap import gap_report
 from kernelscope.api._names import locate_sources
 from kernelscope.errors import InputError
@@ -23,7 +23,6 @@ from kernelscope.loop import ledger as loop_ledger
 from kernelscope.loop import workspace as loop_workspace
 from kernelscope.model.ops import NO_SHAPES
 from kernelscope.model.report import Report
-from kernelscope.model.roofline import Peaks
 from kernelscope.model.suggest import SuggestResult
 from kernelscope.readers import ncu_source
 from kernelscope.readers.shape_ledger import read as read_shape_ledger
@@ -92,7 +91,8 @@ def _evidence(
     kineto = next((h for h, f in zip(traces, formats, strict=True) if f == "kineto"), None)
     calls, device = (kineto.ops, kineto.gpu) if kineto is not None else ([], None)
     gap = gap_report(traces, window=window) if traces else None
-    peaks, notes = _trace_peaks(gpu, device, ceilings_file) if calls else (None, [])
+    peaks, why = trace_peaks(gpu, device, ceilings_file) if calls else (None, None)
+    notes = [f"no roofline from the trace's shapes: {why}; --gpu NAME picks an entry"] if why else []
     if kineto is not None and not calls:
         notes.append(f"no roofline or shape coverage: {kineto.path.name}: {NO_SHAPES}")
     source, launches, devices, measured = None, [], [], None
@@ -119,18 +119,6 @@ def _evidence(
         code=[o for h in map(open_input, code) for o in h.code],
         notes=notes,
     )
-
-
-def _trace_peaks(gpu: str | None, device: str | None, ceilings_file: Path | None) -> tuple[Peaks | None, list[str]]:
-    """The roofs for the trace's shapes. A GPU the trace names but the database lacks (or no GPU at all)
-    leaves the rest of the evidence standing, with a note; one the user named (``--gpu``, ``--ceilings``)
-    must exist."""
-    try:
-        return gpu_peaks(gpu, device, ceilings_file), []
-    except InputError as exc:
-        if gpu is not None or ceilings_file is not None:
-            raise
-        return None, [f"no roofline from the trace's shapes: {exc}; --gpu NAME picks an entry"]
 
 
 def suggest(

@@ -120,9 +120,7 @@ def _finish(decoder: msgspec.json.Decoder[list[T]], buf: bytes, path: Path) -> t
                     meta = text.json(memoryview(work)[comma:])
                 finally:
                     work[comma] = ord(",")
-            items = text.json(b"[" + buf[:end] + b"]", decoder=decoder)
-        except msgspec.ValidationError as exc:  # whole JSON (a cut never balances), events of another shape
-            raise FormatError(path, "trace events", f"an event of unexpected shape ({exc})") from None
+            items = decode_items(decoder, buf[:end], path)  # whole JSON of another shape: its error, not a cut
         except msgspec.DecodeError:
             continue
         return items, meta if isinstance(meta, dict) else {}

@@ -50,7 +50,8 @@ def _numeric() -> frozenset[int]:
 
 
 def _scaled(m: Any) -> tuple[float, str] | None:
-    """A metric's value in the report's base unit, and that unit; None for text, groups and NaN."""
+    """A metric's value in the report's base unit, and that unit; None for text, groups and what
+    ``_ncu.measurement`` refuses (NaN, infinities, negatives)."""
     if m is None or not m.has_value() or m.kind() not in _numeric():
         return None  # strings, metric groups, and per-instance-only values
     v = _ncu.measurement(m.as_double())

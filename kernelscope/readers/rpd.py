@@ -145,7 +145,7 @@ def _marks(rows: Iterator[Row], rank: int | None) -> list[Annotation]:
     out: list[Annotation] = []
     for r in rows:
         start, end = r["start"], r["end"]
-        if start is None or end is None or start < 0 or end < start or not isinstance(r["name"], str):
+        if numbers.span(start, end) is None or start < 0 or not isinstance(r["name"], str):
             continue
         out.append(Annotation(name=r["name"], start_ns=start, end_ns=end, rank=rank, thread=r["tid"]))
     return out
