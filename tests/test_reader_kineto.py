@@ -28,6 +28,7 @@ from kernelscope import api, readers
 from kernelscope.analyses.gap import gap
 from kernelscope.data import demo_file
 from kernelscope.errors import FormatError
+from kernelscope.hw import specs
 from kernelscope.model import Dim3, Profile
 from kernelscope.model.gap import GapOptions
 from kernelscope.readers import kineto
@@ -181,6 +182,41 @@ def test_trailer_keys_after_the_event_array_are_kept() -> None:
     prof = readers.read(demo_file(PREFILL_DECODE))
     assert prof.metadata["traceName"] == chrome_trace(PREFILL_DECODE)["traceName"]
     assert prof.metadata["baseTimeNanoseconds"] == chrome_trace(PREFILL_DECODE)["baseTimeNanoseconds"]
+
+
+_KINETO = Path(__file__).parent / "data" / "kineto"
+_RESAVED = _KINETO / "tracelens_h100_qwen_step.json.gz"  # TraceLens's copy: header keys after traceEvents
+
+
+def test_devices_named_after_the_event_array_are_read() -> None:
+    """A trace re-saved by a Python tool may put ``deviceProperties`` after ``traceEvents``; the GPU it names is
+    the trace's GPU on every path (it was none, so ``roofline`` asked "which GPU?")."""
+    raw = json.loads(gzip.decompress(_RESAVED.read_bytes()))
+    assert list(raw).index("deviceProperties") > list(raw).index("traceEvents")
+    want = [(p["name"], f"sm_{p['computeMajor']}{p['computeMinor']}") for p in raw["deviceProperties"]]
+    head, _ = kineto.read_ops(_RESAVED)
+    for got in (readers.read(_RESAVED).devices, head.devices, readers.devices(_RESAVED)):
+        assert [(d.name, d.arch) for d in got] == want
+    assert api.roofline(_RESAVED).peaks.gpu == specs.lookup(want[0][0]).name
+
+
+def test_header_keys_read_the_same_before_or_after_the_events(tmp_path: Path) -> None:
+    """The same trace with its header keys (a rank in ``distributedInfo``, the devices) written first, as Kineto
+    does, or last: every record carries the same rank and vendor, the profile the same devices."""
+    items, header = (
+        chrome_trace(PREFILL_DECODE)["traceEvents"],
+        {k: v for k, v in chrome_trace(PREFILL_DECODE).items() if k != "traceEvents"},
+    )
+    header["distributedInfo"] = {"backend": "nccl", "rank": 5, "world_size": 8}
+    first, last = tmp_path / "first.json", tmp_path / "last.json"
+    first.write_text(json.dumps(header | {"traceEvents": items}))
+    last.write_text(json.dumps({"traceEvents": items} | header))
+    a, b = readers.read(first), readers.read(last)
+    assert {k.rank for k in a.launches} == {5} and {a.rank for a in a.annotations} == {5}
+    assert _strip_source(b) == _strip_source(a)
+    cols = [[(c.rank, c.vendor, c.kernels.names) for c in readers.stream_columns(p) or []] for p in (first, last)]
+    assert cols[0] == cols[1] and {c[:2] for c in cols[0]} == {(5, "nvidia")}
+    assert kineto.read_ops(last)[0].devices == kineto.read_ops(first)[0].devices == a.devices
 
 
 # --- streaming, layouts ---------------------------------------------------------------------------

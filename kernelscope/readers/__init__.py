@@ -88,15 +88,18 @@ def stream(path: str | Path, *, fmt: str | None = None, rank: int | None = None)
 
 
 def devices(path: str | Path, *, fmt: str | None = None) -> list[DeviceInfo]:
-    """The GPUs a profile describes, from its first batch where the reader streams (a Kineto trace's header);
-    ``[]`` for formats read whole, rather than a second full read."""
+    """The GPUs a profile describes, from its first batch where the reader streams (a Kineto trace's header),
+    or, where that names none, from the batches after it (a trace re-saved with its header keys after the
+    events names them in its last); ``[]`` for formats read whole, rather than a second full read."""
     mod = _module(fmt or detect(path))
     if not hasattr(mod, "stream"):
         return []
     batches: Generator[Profile, None, None] = mod.stream(Path(path))
     with contextlib.closing(batches):  # the file closes now, not when the generator is collected
-        first = next(batches, None)
-    return first.devices if first is not None else []
+        for batch in batches:
+            if batch.devices:
+                return batch.devices
+    return []
 
 
 def stream_columns(

@@ -15,7 +15,8 @@ Vendor quirks, all here: ``cat`` is ``kernel``/``gpu_memcpy``/``gpu_memset`` sin
 events, and put the device in ``pid``. ``ProfilerStep#N`` is a ``user_annotation`` (``cpu_op`` in old
 versions) and is repeated as ``gpu_user_annotation`` on the GPU track. With ``with_stack=True`` the
 Python tracer adds ``python_function`` events named ``<file>.py(<line>): <function>``: the modules the
-workload ran (``python_module``; ``Profile.modules``).
+workload ran (``python_module``; ``Profile.modules``). Kineto writes its header keys (``deviceProperties``,
+``distributedInfo``) before ``traceEvents``; a trace re-saved by a Python tool may have them after (``_Facts``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import os
 import re
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from itertools import pairwise
 from multiprocessing import get_context
@@ -335,37 +336,64 @@ def _rank_of(header: dict[str, Any], rank: int | None) -> int | None:
     return rank
 
 
-def _batches(path: Path, rank: int | None) -> Iterator[tuple[Profile, _Batch]]:
+@dataclass(frozen=True)
+class _Facts:
+    """Where the trace ran, from its top-level keys. Kineto writes them before ``traceEvents``; a trace
+    re-saved by a Python tool (a trace splitter, a filter) may put them after it, where they are known only
+    once the array is read (``late``): then what the records carry is settled at the end (``_settle``)."""
+
+    rank: int | None
+    vendor: Vendor
+    devices: list[DeviceInfo]
+    metadata: dict[str, Any]
+    late: bool
+    header: dict[str, Any]
+    asked: int | None  # the rank the caller gave
+
+    @classmethod
+    def of(cls, header: dict[str, Any], asked: int | None, trailer: dict[str, Any] | None = None) -> _Facts:
+        keys = {**(trailer or {}), **header}
+        rank, vendor = _rank_of(keys, asked), _vendor(keys)
+        meta = {k: v for k, v in keys.items() if k != "deviceProperties"}
+        late = "deviceProperties" not in header
+        return cls(rank, vendor, _devices(keys, vendor, rank), meta, late, header, asked)
+
+    def settled(self, trailer: dict[str, Any]) -> _Facts:
+        """The facts once the keys after the array are known."""
+        return _Facts.of(self.header, self.asked, trailer) if self.late and trailer else self
+
+
+def _batches(path: Path, rank: int | None) -> Iterator[tuple[Profile, _Batch, _Facts]]:
+    """The header's profile (devices, metadata), then each block's records; the last comes with the facts
+    settled by the keys after the array."""
     with open_binary(path) as f:
         header, buf = jb.split_header(f, path, b'"traceEvents"', BLOCK_BYTES)
-        rank = _rank_of(header, rank)
-        vendor = _vendor(header)
-        conv = _Batch(path, rank, vendor)
-        first = Profile(
-            sources=[str(path)],
-            formats=[FORMAT],
-            devices=_devices(header, vendor, rank),
-            metadata={k: v for k, v in header.items() if k != "deviceProperties"},
-        )
-        yield first, conv
+        facts = _Facts.of(header, rank)
+        conv = _Batch(path, facts.rank, facts.vendor)
+        first = Profile(sources=[str(path)], formats=[FORMAT], devices=facts.devices, metadata=facts.metadata)
+        yield first, conv, facts
         for batch, trailer in jb.blocks(f, buf, path, VIEWS["records"], conv.convert, size=BLOCK_BYTES):
-            batch.metadata.update(trailer)
-            yield batch, conv
+            if trailer and facts.late:
+                facts = facts.settled(trailer)
+                batch.devices = facts.devices
+            batch.metadata.update({k: v for k, v in trailer.items() if k != "deviceProperties"})
+            yield batch, conv, facts
 
 
 def stream(path: Path, *, rank: int | None = None) -> Iterator[Profile]:
-    """Yield the trace in batches; the first batch carries devices and metadata."""
-    for batch, _ in _batches(path, rank):
+    """Yield the trace in batches; the first batch carries the devices and metadata the keys before the
+    array name, the last those named after it (a rank named there is settled only by ``read``)."""
+    for batch, _, _ in _batches(path, rank):
         yield batch
 
 
 def read(path: Path, *, rank: int | None = None) -> Profile:
     """Read a whole trace; launches whose API call came later in the file get ``launch_ns`` (and whether it
-    was a graph launch) here."""
-    pairs = list(_batches(path, rank))
-    prof = Profile.combine([batch for batch, _ in pairs])
+    was a graph launch) here, and every record the rank and vendor the keys after the array may name."""
+    triples = list(_batches(path, rank))
+    prof = Profile.combine([batch for batch, _, _ in triples])
     prof.sources, prof.formats = [str(path)], [FORMAT]
-    conv = pairs[-1][1]
+    _, conv, facts = triples[-1]
     api, graph = conv.api_ns, conv.graph_calls
     prof.launches = [
         msgspec.structs.replace(
@@ -378,6 +406,10 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
         else k
         for k in prof.launches
     ]
+    if (facts.rank, facts.vendor) != (conv.rank, conv.vendor):
+        prof.launches = [msgspec.structs.replace(k, rank=facts.rank, vendor=facts.vendor) for k in prof.launches]
+        prof.memory_ops = [msgspec.structs.replace(m, rank=facts.rank) for m in prof.memory_ops]
+        prof.annotations = [msgspec.structs.replace(a, rank=facts.rank) for a in prof.annotations]
     return prof
 
 
@@ -570,7 +602,8 @@ def _columns(
     return replace(cols, harness_marks=ranges, harness_labels=labels)
 
 
-Part = tuple[list[LaunchColumns], _Ops | None]  # a worker's range: its columns, and its ops (shapes view)
+Part = tuple[list[tuple[LaunchColumns, dict[str, Any]]], _Ops | None]  # a worker's range: its columns (with
+# the keys after the array, for the last range) and its ops (shapes view)
 
 
 def _range_columns(
@@ -582,7 +615,7 @@ def _range_columns(
     try:
         with open_raw(path) as f:
             f.seek(lo or 0)
-            return [c for c, _ in jb.blocks(f, b"", path, VIEWS[view], conv, size=BLOCK_BYTES, stop=hi)], ops
+            return list(jb.blocks(f, b"", path, VIEWS[view], conv, size=BLOCK_BYTES, stop=hi)), ops
     except (KernelscopeError, msgspec.DecodeError):
         return None
 
@@ -629,26 +662,49 @@ def read_ops(
 def _scan(
     path: Path, rank: int | None, workers: int | None, ops: _Ops | None, head: Profile | None
 ) -> Iterator[LaunchColumns]:
-    """The columns view, or with ``ops`` the shapes view (ops kept there, the header's devices and
-    metadata put in ``head``), in parallel byte ranges where the file allows it."""
+    """The columns view, or with ``ops`` the shapes view (ops kept there, the trace's devices and metadata
+    put in ``head``), in parallel byte ranges where the file allows it. Where the facts may come after the
+    array (``_Facts.late``) the columns are held until it ends and then carry the rank and vendor named there."""
+    first: _Facts | None = None
+    held: list[LaunchColumns] = []
+    tail: dict[str, Any] = {}
+    for cols, facts, trailer in _pairs(path, rank, workers, ops):
+        first, tail = first or facts, trailer or tail
+        if facts.late:
+            held.append(cols)
+        else:
+            yield cols
+    if first is None:
+        return
+    facts = first.settled(tail)
+    if head is not None:
+        head.devices, head.metadata = facts.devices, facts.metadata
+    for cols in held:
+        yield (
+            cols
+            if (cols.rank, cols.vendor) == (facts.rank, facts.vendor)
+            else replace(cols, rank=facts.rank, vendor=facts.vendor)
+        )
+
+
+def _pairs(
+    path: Path, rank: int | None, workers: int | None, ops: _Ops | None
+) -> Iterator[tuple[LaunchColumns, _Facts, dict[str, Any]]]:
+    """Each batch of columns, with the header's facts and (for the last) the keys after the array."""
     view: View = "columns" if ops is None else "shapes"
     with open_binary(path) as f:
         header, buf = jb.split_header(f, path, b'"traceEvents"', BLOCK_BYTES)
-        rank = _rank_of(header, rank)
-        vendor = _vendor(header)
-        if head is not None:
-            head.devices = _devices(header, vendor, rank)
-            head.metadata = {k: v for k, v in header.items() if k != "deviceProperties"}
+        facts = _Facts.of(header, rank)
         n = workers if workers is not None else (os.cpu_count() or 1)
         lead = len(buf) - len(buf.lstrip())
         if n > 1 and buf[lead : lead + 1] == b"{" and not is_gzip(path) and path.stat().st_size >= PARALLEL_MIN_BYTES:
-            parts = _parallel(path, f.tell() - len(buf) + lead, n, rank, vendor, view)
+            parts = _parallel(path, f.tell() - len(buf) + lead, n, facts.rank, facts.vendor, view)
             if parts is not None:
                 for part, part_ops in parts:
                     if ops is not None and part_ops is not None:
                         ops.extend(part_ops)
-                    yield from part
+                    yield from ((cols, facts, trailer) for cols, trailer in part)
                 return
-        conv = partial(_columns, rank=rank, vendor=vendor, source=str(path), ops=ops)
-        for cols, _ in jb.blocks(f, buf, path, VIEWS[view], conv, size=BLOCK_BYTES):
-            yield cols
+        conv = partial(_columns, rank=facts.rank, vendor=facts.vendor, source=str(path), ops=ops)
+        for cols, trailer in jb.blocks(f, buf, path, VIEWS[view], conv, size=BLOCK_BYTES):
+            yield cols, facts, trailer
