@@ -40,7 +40,7 @@ from kernelscope.analyses.harness import (
     op_tuning,
     rotating,
 )
-from kernelscope.analyses.idle import innermost, launch_times, split, waited_under
+from kernelscope.analyses.idle import UNKNOWN, innermost, launch_times, split, waited_under
 from kernelscope.identity import Identities
 from kernelscope.identity.source import SOURCE_RULE
 from kernelscope.model import KernelStats, Profile
@@ -522,6 +522,14 @@ class GapAccumulator:
             warnings.append(f"rows from profiler-computed statistics have no timeline{medians}")
         if not rows and not done.excluded:
             warnings.append("no GPU kernel in the input: a profile of host activity only, or one that missed the GPU")
+        early, early_ns = _before_capture(done)
+        if early:
+            warnings.append(
+                f"{early} kernels ({early_ns / _NS_PER_US:,.1f} us, {100 * early_ns / kernel_ns:.1f} % of kernel time) "
+                "ran before the first kernel linked to a launch call and have no call of their own: launched "
+                "before the capture began (an earlier step's work still running); --window N (the last N "
+                "ProfilerSteps) or --window steady leaves them out"
+            )
         return GapResult(
             totals=GapTotals(
                 kernel_time_us=kernel_ns / _NS_PER_US,
@@ -546,6 +554,21 @@ class GapAccumulator:
             harness=done.bursts,
             host_activity=done.host_activity,
         )
+
+
+def _before_capture(done: _Finished) -> tuple[int, int]:
+    """Kernels (how many, ns) with no launch call, on a device where later kernels have one, that started
+    before the first of those: launched before the host capture began."""
+    n = ns = 0
+    for start, end, launch, keep, _, _ in done.spans.values():
+        linked = launch[0] != UNKNOWN if launch is not None else np.zeros(0, bool)
+        if not linked.any():
+            continue
+        early = ~linked & (start < start[linked].min())
+        if keep is not None:
+            early &= keep
+        n, ns = n + int(early.sum()), ns + int((end - start)[early].sum())
+    return n, ns
 
 
 def _covered(done: _Finished, rank: int | None) -> int:

@@ -92,7 +92,9 @@ def _evidence(
     calls, device = (kineto.ops, kineto.gpu) if kineto is not None else ([], None)
     gap = gap_report(traces, window=window) if traces else None
     peaks, why = trace_peaks(gpu, device, ceilings_file) if calls else (None, None)
-    notes = [f"no roofline from the trace's shapes: {why}; --gpu NAME picks an entry"] if why else []
+    notes = [f"gap: {w}" for w in gap.warnings] if gap else []  # what the table's numbers include, and why
+    if why:
+        notes.append(f"no roofline from the trace's shapes: {why}; --gpu NAME picks an entry")
     if kineto is not None and not calls:
         notes.append(f"no roofline or shape coverage: {kineto.path.name}: {NO_SHAPES}")
     source, launches, devices, measured = None, [], [], None
