@@ -51,3 +51,29 @@ def test_the_report_says_what_its_gap_table_includes() -> None:
     done = api.report([_TRACE])
     assert [n for n in done.notes if n.startswith("gap: ") and "launched before the capture began" in n]
     assert done.roofline is not None  # the GPU is named after the events (test_reader_kineto)
+
+
+@pytest.mark.parametrize("table", ["GEMM", "BinaryElementwise"])
+def test_roofline_costs_match_tracelens_perf_model(table: str) -> None:
+    """Each op's FLOPs and bytes per call, from its recorded shapes, equal those TraceLens's perf model wrote
+    for the same op (its ``GFLOPS_first`` and ``Data Moved (MB)_first``, MB = MiB)."""
+    points = {p.label: p for p in api.roofline(_TRACE).points}
+    matched = 0
+    for r in csv_rows(_DIR / f"tracelens_h100_qwen_step.{table}.csv"):
+        p = points.get(f"{r['name']} {r['Input Dims_first']}")
+        if p is None:
+            continue
+        matched += 1
+        assert p.flops / p.calls == pytest.approx(float(r["GFLOPS_first"]) * 1e9, rel=1e-9), p.label
+        assert p.bytes / p.calls == pytest.approx(float(r["Data Moved (MB)_first"]) * 2**20, rel=1e-6), p.label
+    assert matched >= 2
+
+
+def test_causal_attention_cost_matches_tracelens_but_for_the_diagonal() -> None:
+    """TraceLens counts a causal attention's scores as half the square; kscope counts those the mask keeps,
+    the diagonal included (N(N+1)/2 per head): FLOPs larger by (N+1)/N, bytes the same."""
+    (r,) = csv_rows(_DIR / "tracelens_h100_qwen_step.SDPA_fwd.csv")
+    assert r["param: causal"] == "True"
+    n, (p,) = int(r["param: N_Q"]), [p for p in api.roofline(_TRACE).points if "flash_attention" in p.label]
+    assert p.flops / p.calls == pytest.approx(float(r["GFLOPS_first"]) * 1e9 * (n + 1) / n, rel=1e-9)
+    assert p.bytes / p.calls == pytest.approx(float(r["Data Moved (MB)_first"]) * 2**20, rel=1e-6)
