@@ -118,6 +118,14 @@ def test_small_zero_fills_and_long_calls_are_not_harness() -> None:
     assert set(_marked("FKFAFKFA" * 5)) == {"."}  # the call changes every time
 
 
+def test_long_and_short_fills_of_one_kernel_are_not_harness() -> None:
+    """An optimizer zeroing its gradients: the fill kernel, long on big buffers and short on small ones, over
+    and over (a real MI100 training trace's ``__amd_rocclr_fillBufferAligned``). No call is timed there."""
+    ids = np.zeros(40, np.int64)
+    dur = np.where(np.arange(40) % 2 == 0, 80_000, 2_000)  # alternately over and under MIN_FLUSH_NS
+    assert flush_bursts(ids, dur, flush_name_mask(["__amd_rocclr_fillBufferAligned"])) == []
+
+
 def test_gap_json_and_table_name_what_was_set_aside(tmp_path: Path) -> None:
     argv = [sys.executable, "-m", "kernelscope", "gap", str(TUNED)]
     doc = json.loads(subprocess.run([*argv, "--json"], capture_output=True, text=True, check=True).stdout)

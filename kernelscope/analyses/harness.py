@@ -104,6 +104,11 @@ def flush_bursts(name_id: np.ndarray, duration_ns: np.ndarray, flush_names: np.n
     # segment j: the launches strictly between flushes pos[j] and pos[j+1]
     length = np.diff(pos) - 1
     ok = (length >= 1) & (length <= MAX_CALL) & (name_id[pos[1:]] == name_id[pos[:-1]])
+    # a call of fills alone (short ones, under MIN_FLUSH_NS) is a workload zeroing buffers, not timed work
+    fill = np.zeros(name_id.size, bool)
+    fill[name_id >= 0] = flush_names[name_id[name_id >= 0]]
+    others = np.concatenate([[0], np.cumsum(~fill)])  # others[i]: launches before i that are no fill
+    ok &= others[pos[1:]] - others[pos[:-1] + 1] > 0
     calls: list[tuple[int, ...] | None] = [
         tuple(int(v) for v in name_id[p + 1 : p + 1 + ln]) if good else None
         for p, ln, good in zip(pos[:-1].tolist(), length.tolist(), ok.tolist(), strict=True)
