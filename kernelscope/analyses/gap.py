@@ -96,6 +96,7 @@ class _Finished:
     excluded: int = 0
     host_activity: list[HostActivity] = field(default_factory=list)
     variants: dict[int, tuple[int, int]] = field(default_factory=dict)  # row id -> (distinct variants, top one)
+    kernels: dict[Key, np.ndarray] = field(default_factory=dict)  # per device: which spans are kernels (not copies)
 
 
 class _Group:
@@ -397,6 +398,7 @@ class GapAccumulator:
                 opening = np.isin(start, [lo for lo, _ in self.windows[dev[0]]])
                 counted = ~opening if counted is None else counted & ~opening
             done.spans[dev] = (start, end, launch, keep, counted, replay)
+            done.kernels[dev] = nid >= 0
             timed = gid >= 0 if keep is None else keep & (gid >= 0)
             for g, seg in _split_by(gid[timed], dur[timed]):
                 done.timed.setdefault(g, []).append(seg)
@@ -525,7 +527,8 @@ class GapAccumulator:
         early, early_ns = _before_capture(done)
         if early:
             warnings.append(
-                f"{early} kernels ({early_ns / _NS_PER_US:,.1f} us, {100 * early_ns / kernel_ns:.1f} % of kernel time) "
+                f"{early} kernels ({early_ns / _NS_PER_US:,.1f} us, {100 * early_ns / max(kernel_ns, 1):.1f} % of "
+                "kernel time) "
                 "ran before the first kernel linked to a launch call and have no call of their own: launched "
                 "before the capture began (an earlier step's work still running); --window N (the last N "
                 "ProfilerSteps) or --window steady leaves them out"
@@ -558,13 +561,13 @@ class GapAccumulator:
 
 def _before_capture(done: _Finished) -> tuple[int, int]:
     """Kernels (how many, ns) with no launch call, on a device where later kernels have one, that started
-    before the first of those: launched before the host capture began."""
+    before the first of those: launched before the host capture began. Copies are never linked: not counted."""
     n = ns = 0
-    for start, end, launch, keep, _, _ in done.spans.values():
+    for dev, (start, end, launch, keep, _, _) in done.spans.items():
         linked = launch[0] != UNKNOWN if launch is not None else np.zeros(0, bool)
         if not linked.any():
             continue
-        early = ~linked & (start < start[linked].min())
+        early = ~linked & done.kernels[dev] & (start < start[linked].min())
         if keep is not None:
             early &= keep
         n, ns = n + int(early.sum()), ns + int((end - start)[early].sum())

@@ -340,7 +340,7 @@ def _rank_of(header: dict[str, Any], rank: int | None) -> int | None:
 class _Facts:
     """Where the trace ran, from its top-level keys. Kineto writes them before ``traceEvents``; a trace
     re-saved by a Python tool (a trace splitter, a filter) may put them after it, where they are known only
-    once the array is read (``late``): then what the records carry is settled at the end (``_settle``)."""
+    once the array is read (``late``): then what the records carry is settled at the end (``settled``)."""
 
     rank: int | None
     vendor: Vendor
