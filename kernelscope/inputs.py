@@ -93,9 +93,9 @@ class Input:
 
     @property
     def gpu(self) -> str | None:
-        """The GPU the input names, if any."""
+        """The GPU the input names, or the one its device properties identify (``DeviceInfo.label``), if any."""
         head = self._shapes[0] if self.format == "kineto" else self.profile
-        return next((d.name for d in head.devices if d.name), None)
+        return next((d.label for d in head.devices if d.label), None)
 
     @cached_property
     def ncu(self) -> NcuSource:

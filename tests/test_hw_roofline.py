@@ -12,7 +12,8 @@ from conftest import assert_one_error_line, run_kscope
 from kernelscope import api
 from kernelscope.analyses.roofline import causal_pairs, evaluate
 from kernelscope.data import demo_file
-from kernelscope.hw.specs import database, lookup
+from kernelscope.hw.specs import database, identify, lookup
+from kernelscope.model import DeviceInfo
 
 REQUIRED = {
     "h100_sxm",
@@ -49,6 +50,49 @@ def test_every_value_is_cited_or_unknown() -> None:
 )
 def test_device_names_map_to_entries(device: str, key: str) -> None:
     assert lookup(device).key == key
+
+
+_GIB = 2**30
+
+
+@pytest.mark.parametrize(
+    ("facts", "product"),
+    [
+        # ROCm's HIP reports gfx942 as 9.4: 304 CUs with 192 GiB is the MI300X, with 256 GiB the MI325X
+        ({"compute_capability": "9.4", "compute_units": 304, "memory_bytes": 206141652992}, "Instinct MI300X"),
+        ({"compute_capability": "9.4", "compute_units": 304, "memory_bytes": 256 * _GIB}, "Instinct MI325X"),
+        ({"compute_capability": "9.4", "compute_units": 304, "memory_bytes": 205571227648}, "Instinct MI300X"),  # VF
+        # the MI350X and MI355X differ only in clock: without one, no guess
+        ({"compute_capability": "9.5", "compute_units": 256, "memory_bytes": 309220868096}, None),
+        (
+            {"compute_capability": "9.5", "compute_units": 256, "memory_bytes": 309220868096, "clock_mhz": 2400},
+            "Instinct MI355X",
+        ),
+        (
+            {"compute_capability": "9.5", "compute_units": 256, "memory_bytes": 309220868096, "clock_mhz": 2200},
+            "Instinct MI350X",
+        ),
+        ({"compute_capability": "9.4", "compute_units": 228, "memory_bytes": 128 * _GIB}, None),  # an MI300A: not in it
+        ({"compute_capability": "9.4"}, None),  # two entries fit
+        ({"arch": "gfx1100", "compute_units": 96}, "Radeon RX 7900 XTX"),
+    ],
+)
+def test_a_gpu_the_trace_does_not_name_is_identified_only_when_one_entry_fits(
+    facts: dict[str, object], product: str | None
+) -> None:
+    found = identify(DeviceInfo(index=0, vendor="amd", **facts))  # type: ignore[arg-type]
+    assert (found.name if found else None) == product
+
+
+def test_a_rocm_trace_with_no_gpu_name_gets_its_roofline() -> None:
+    """vLLM's ROCm trace names no product (``"name": ""``) but its properties (9.4, 304 CUs, 192 GiB) fit the
+    MI300X alone: the roofline uses its cited peaks instead of asking for --gpu."""
+    trace = Path(__file__).parent / "data" / "kineto" / "tracelens_vllm_decode_full.json.gz"
+    props = json.loads(gzip.decompress(trace.read_bytes()))["deviceProperties"]
+    assert {p["name"] for p in props} == {""}
+    result = api.roofline(trace)
+    assert result.peaks.gpu == "Instinct MI300X"
+    assert result.peaks.datasheet_gbs == lookup("mi300x").number("memory_bandwidth_gbs")
 
 
 def test_hw_cli(tmp_path: Path) -> None:

@@ -197,7 +197,7 @@ def roofline(
     h = open_profile(trace) if trace is not None else None
     if h is not None and h.format in ("ncu-rep", "ncu-csv"):
         report = h.profile
-        device = report.devices[0].name if report.devices else None
+        device = report.devices[0].label if report.devices else None
         sass = h.ncu if h.format == "ncu-rep" else None  # a details/raw CSV export holds no SASS
         return counters_roofline(report.launches, gpu_peaks(gpu, device, ceilings_file), dtype, sass)
     if h is not None:

@@ -103,7 +103,7 @@ def _evidence(
         if ncu_source.is_report(ncu_report.path):  # the source-page CSV holds no launches or counters
             launches, devices = ncu_report.profile.launches, ncu_report.profile.devices
             try:
-                hw = peaks or gpu_peaks(gpu, devices[0].name if devices else None, ceilings_file)
+                hw = peaks or gpu_peaks(gpu, devices[0].label if devices else None, ceilings_file)
                 measured = counters_roofline(launches, hw, None, source)  # matrix work at its SASS's type
             except InputError as exc:  # a GPU missing from the database: ncu's own speed of light stands in
                 notes.append(f"no roofline from the ncu counters: {exc}")

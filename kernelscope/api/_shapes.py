@@ -47,4 +47,4 @@ def replay_candidates(trace: str | Path, *, kernel: str | None = None, op: str |
 def _enclosing(trace: str | Path) -> tuple[list[OpCall], str | None]:
     """The trace's op calls with the ops around them (replay ranks those too), and its GPU."""
     prof, _ = kineto.read_ops(open_profile(trace).path, enclosing=True)  # a folder holding one trace too
-    return prof.ops, next((d.name for d in prof.devices if d.name), None)
+    return prof.ops, next((d.label for d in prof.devices if d.label), None)

@@ -12,6 +12,7 @@ import msgspec
 import yaml
 
 from kernelscope.errors import InputError
+from kernelscope.model.records import DeviceInfo
 
 
 class SpecValue(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -93,6 +94,59 @@ def lookup(name: str) -> GpuSpec:
         return hits[0]
     known = ", ".join(sorted(s.name for s in db.values()))
     raise InputError(f"{name}: not in the hardware database ({'ambiguous' if hits else 'unknown'}; known: {known})")
+
+
+# how far a device's reported memory and clock may sit from the datasheet's and still be that product: drivers
+# report usable memory (less than the stacks hold, a VF less again) and vendors mix GB and GiB
+_MEMORY_SLACK, _CLOCK_SLACK = 0.10, 0.03
+
+
+def identify(device: DeviceInfo) -> GpuSpec | None:
+    """The one database entry a device's reported properties fit, for traces that name no product (ROCm
+    PyTorch on some drivers writes ``"name": ""``; JAX's XPlane never names one): the architecture (or the
+    compute capability: HIP reports gfx942 as 9.4), then the compute units, memory size and clock each rule
+    out the entries whose cited value disagrees. An entry whose value is UNKNOWN is never ruled out, so two
+    products the facts cannot tell apart (MI350X and MI355X without a clock) give None, never a guess."""
+    family = device.arch or _family(device)
+    if family is None:
+        return None
+    fits = [
+        s
+        for s in database().values()
+        if s.vendor == device.vendor
+        and (s.arch == family if device.arch else s.arch.startswith(family))
+        and _agrees(s.number("compute_units"), device.compute_units, 0.0)
+        and _agrees_memory(s.number("memory_gb"), device.memory_bytes)
+        and _agrees(s.number("boost_clock_mhz"), device.clock_mhz, _CLOCK_SLACK)
+    ]
+    return fits[0] if len(fits) == 1 else None
+
+
+def with_product(device: DeviceInfo) -> DeviceInfo:
+    """``device`` with ``product`` (and, where unknown, ``arch``) from ``identify`` when it names no product."""
+    spec = None if device.name else identify(device)
+    if spec is None:
+        return device
+    return msgspec.structs.replace(device, product=spec.name, arch=device.arch or spec.arch or None)
+
+
+def _family(device: DeviceInfo) -> str | None:
+    """Architecture prefix from a compute capability: NVIDIA 9.0 is sm_90; AMD 9.4 is gfx94x (gfx940-942)."""
+    m = re.fullmatch(r"(\d+)\.(\d+)", device.compute_capability or "")
+    if m is None:
+        return None
+    major, minor = m.groups()
+    return {"nvidia": f"sm_{major}{minor}", "amd": f"gfx{major}{minor}"}.get(device.vendor)
+
+
+def _agrees(cited: float | None, reported: int | None, slack: float) -> bool:
+    return cited is None or reported is None or abs(reported - cited) <= slack * cited
+
+
+def _agrees_memory(cited_gb: float | None, reported_bytes: int | None) -> bool:
+    if cited_gb is None or reported_bytes is None:
+        return True
+    return any(abs(reported_bytes - cited_gb * unit) <= _MEMORY_SLACK * cited_gb * unit for unit in (1e9, 2**30))
 
 
 def detect() -> str | None:

@@ -135,6 +135,16 @@ class DeviceInfo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     arch: str | None = None  # "sm_90", "gfx950"
     compute_units: int | None = None  # SMs on NVIDIA, CUs on AMD
     rank: int | None = None
+    compute_capability: str | None = None  # "9.0"; HIP's for AMD ("9.4": gfx940-942)
+    memory_bytes: int | None = None
+    clock_mhz: int | None = None  # peak engine clock as reported
+    # the hardware database entry these properties fit where the trace names no product (``hw.specs.identify``)
+    product: str | None = None
+
+    @property
+    def label(self) -> str | None:
+        """The product name to look peaks up by: the trace's own, else the one its properties identify."""
+        return self.name or self.product
 
 
 class KernelStats(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -299,16 +299,17 @@ def _devices(header: dict[str, Any], vendor: Vendor, rank: int | None) -> list[D
             arch = f"sm_{major}{minor or 0}"
         elif arch is None and vendor == "amd":  # ROCm torch before gcnArchName: 9.4 is gfx940, 941 or 942
             arch = _amd_arch(_text(p.get("name")))
-        out.append(
-            DeviceInfo(
-                index=index,
-                vendor=vendor,
-                name=_text(p.get("name")),
-                arch=arch,
-                compute_units=_int_or_none(p.get("numSms")),
-                rank=rank,
-            )
+        device = DeviceInfo(
+            index=index,
+            vendor=vendor,
+            name=_text(p.get("name")) or None,
+            arch=arch,
+            compute_units=_int_or_none(p.get("numSms")),
+            rank=rank,
+            compute_capability=None if major is None else f"{major}.{minor or 0}",
+            memory_bytes=_int_or_none(p.get("totalGlobalMem")),
         )
+        out.append(specs.with_product(device))
     return out
 
 
