@@ -15,10 +15,10 @@ Method:
   ``api.att``, ``api.ncu``, ``Profile.load``, ``api.memory_show``/``memory_list``).
 - **Mutators** (``MUTATORS``): named functions ``(bytes, random.Random) -> bytes``: bit flips, truncation,
   insert/delete/duplicate of ranges, JSON/CSV-aware type swaps, hostile numbers (1e400, 2**66, -1, -1e18,
-  NaN, Infinity, 0), invalid UTF-8, empty file; SQL-aware value swaps for SQLite inputs; and, as specials,
-  a directory or a symlink loop where a file is expected. An input is 1 to 3 stacked mutations of one seed
-  (of one file of an ATT folder); input ``i`` of target ``t`` draws from ``random.Random(f"{seed}/{t}/{i}")``,
-  so the same seed gives the same bytes whatever the worker count or order.
+  NaN, Infinity, 0), invalid UTF-8, empty file; SQL-aware value swaps for SQLite inputs, protobuf-aware field
+  values for XPlanes; and, as specials, a directory or a symlink loop where a file is expected. An input is 1
+  to 3 stacked mutations of one seed (of one file of an ATT folder); input ``i`` of target ``t`` draws from
+  ``random.Random(f"{seed}/{t}/{i}")``, so the same seed gives the same bytes whatever the worker count or order.
 - **Workers**: each input runs in a forked worker (its own session) with a timeout; a worker that runs past
   it is killed with its process group (an external disassembler included) and replaced: ``hang``.
 - **Classes**: ``clean`` (a ``KernelscopeError``; ``multiline`` counts those whose message spans lines),
@@ -229,6 +229,56 @@ def sql_value(data: bytes, rng: Random) -> bytes:
         return out if out != data else bitflip(data, rng)
 
 
+PROTO_INTS = [-1, -(2**62), 2**63 - 1, 2**62, 0]
+
+
+def proto_value(data: bytes, rng: Random) -> bytes:
+    """XPlane: one field of a random event, line, plane or stat becomes hostile (a negative or huge time, a
+    stat of another type or naming no metadata, a name with control characters or a huge stream number),
+    re-encoded as valid protobuf; a bit flip where the bytes no longer parse."""
+    from google.protobuf.message import DecodeError
+
+    from kernelscope.readers.xplane import message_class
+
+    space = message_class()()
+    try:
+        space.ParseFromString(data)
+    except DecodeError:  # a stacked mutation's bytes
+        return bitflip(data, rng)
+    planes = list(space.planes)
+    if not planes:
+        return bitflip(data, rng)
+    plane = rng.choice(planes)
+    lines = list(plane.lines)
+    events = [e for line in lines for e in line.events]
+    stats = [s for e in events for s in e.stats] + list(plane.stats)
+    choice = rng.randrange(7)
+    if choice == 0 and events:
+        ev = rng.choice(events)
+        setattr(ev, rng.choice(["offset_ps", "duration_ps", "metadata_id"]), rng.choice(PROTO_INTS))
+    elif choice == 1 and lines:
+        rng.choice(lines).timestamp_ns = rng.choice(PROTO_INTS)
+    elif choice == 2 and stats:
+        st = rng.choice(stats)
+        field, value = rng.choice(
+            [("str_value", b"x\xff"), ("double_value", float("nan")), ("double_value", float("inf")),
+             ("uint64_value", 2**64 - 1), ("ref_value", 2**40), ("int64_value", -1), ("bytes_value", b"\xff")]
+        )  # fmt: skip
+        setattr(st, field, value)
+    elif choice == 3 and stats:
+        rng.choice(stats).metadata_id = rng.choice(PROTO_INTS)
+    elif choice == 4 and lines:
+        rng.choice(lines).name = rng.choice([b"Stream #99999999999999999999999", b"Stream #-1", b"\x1b[2J\nStream #1"])
+    elif choice == 5:
+        plane.name = rng.choice([b"/device:GPU:99999999999999999999999", b"/device:GPU:-1", b"/device:GPU:\xff"])
+    elif plane.event_metadata:
+        key = rng.choice(sorted(plane.event_metadata))
+        names = [b"", b"\x1b]0;owned\x07kernel", b"a" * 5000, b"x.kd\n[clone .kd]", b"\xff\xfekernel"]
+        plane.event_metadata[key].name = rng.choice(names)
+    out: bytes = space.SerializeToString()
+    return out if out != data else bitflip(data, rng)
+
+
 Mutator = Callable[[bytes, Random], bytes]
 MUTATORS: list[tuple[str, Mutator]] = [
     ("bitflip", bitflip),
@@ -246,6 +296,9 @@ MUTATORS: list[tuple[str, Mutator]] = [
 ]
 SQL_MUTATORS: list[tuple[str, Mutator]] = [("sql_value", sql_value)] * 6 + [
     (n, f) for n, f in MUTATORS if n in ("bitflip", "truncate", "delete_range", "insert_random")
+]
+PROTO_MUTATORS: list[tuple[str, Mutator]] = [("proto_value", proto_value)] * 6 + [
+    (n, f) for n, f in MUTATORS if n in ("bitflip", "truncate", "delete_range", "insert_random", "duplicate_range")
 ]
 SPECIALS = ("directory", "symlink_loop")  # where a file is expected
 
@@ -326,6 +379,8 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
     shutil.copy(TESTS / "nsys" / "h100_transformer_eager.sqlite", put("nsys", "eager.sqlite", b""))
     put("rpd", "matmul.rpd", gzip.decompress((TESTS / "rpd" / "matmul_gfx90a.rpd.gz").read_bytes()))
     put("rocprof-v1-json", "results.json", gzip.decompress((TESTS / "rocprof_v1" / "results.json.gz").read_bytes()))
+    for f in ("tracelens_mi300x_legacy_conv", "tracelens_mi355x_te_fused_attn", "h200_jax_block_conv"):
+        put("xplane", f"{f}.xplane.pb", gzip.decompress((TESTS / "xplane" / f"{f}.xplane.pb.gz").read_bytes()))
     for f in ("h100_nsys_small_cuda_gpu_kern_sum.csv", "tsv_cuda_gpu_kern_sum.tsv", "stdout_csv.txt"):
         put("nsys-stats", f, _csv_head((TESTS / "nsys" / "stats" / f).read_bytes(), 25))
     for f in ("h100_softmax_fast_details.csv.gz", "h100_softmax_slow_raw.csv.gz"):
@@ -496,6 +551,7 @@ class Target:
     call: Callable[[Path], Any]
     cli: tuple[str, ...]  # argv after `python -m kernelscope`; {} is the input
     sql: bool = False
+    proto: bool = False  # a protobuf (XPlane): field-aware mutations
     gz: bool = False  # mutate the content and gzip it, or gzip and mutate the bytes
     folder: Callable[[Random, list[str]], str] | None = None  # the input is a folder: which file to mutate
     memory: bool = False  # the input is memory/v1.json of a workspace
@@ -514,6 +570,7 @@ TARGETS: list[Target] = [
     Target("rpd", "rpd", _trace("rpd"), ("gap", "{}"), sql=True),
     Target("rocprof-v1-json", "rocprof-v1-json", _trace("rocprof-v1-json"), ("gap", "{}")),
     Target("ncu-csv", "ncu-csv", _trace("ncu-csv"), ("gap", "{}")),
+    Target("xplane", "xplane", _trace("xplane"), ("gap", "{}"), proto=True),
     Target("ncu-source-csv", "ncu-source", _ncu_source, ("ncu", "{}")),
     Target("ncu-rep", "ncu-rep", _ncu_rep, ("ncu", "{}")),
     Target("profile-json", "profile-json", _profile_json, ("gap", "{}")),
@@ -592,7 +649,8 @@ def make_input(target: Target, seeds: dict[str, list[Path]], seed: int, index: i
             names.append("gzip")
             data = _mutate(gzip.compress(data, mtime=0), rng, MUTATORS, names)
     else:
-        data = _mutate(data, rng, SQL_MUTATORS if target.sql else MUTATORS, names)
+        pool = SQL_MUTATORS if target.sql else PROTO_MUTATORS if target.proto else MUTATORS
+        data = _mutate(data, rng, pool, names)
     file.write_bytes(data)
     return path, f"{desc_src}: {'+'.join(names)}"
 

@@ -128,6 +128,8 @@ PACKAGES: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("ncu_report", "ncu-report", ("kscope ncu/gap/report/suggest on .ncu-rep files",),
      "pip install 'kernelscope[ncu]'"),
     ("pyarrow", "pyarrow", ("--parquet outputs",), "pip install 'kernelscope[parquet]'"),
+    ("google.protobuf", "protobuf", ("reading JAX/XLA .xplane.pb profiles (4.25 or newer)",),
+     "pip install 'kernelscope[xplane]'"),
     ("torch", "torch", ("kscope bench, ceilings and profile of Python workloads", "kscope replay scripts"),
      "pip install torch (a CUDA or ROCm build for GPU work)"),
     ("triton", "triton", ("kscope ceilings (bandwidth kernels)",), "pip install triton"),

@@ -19,7 +19,7 @@ from kernelscope.errors import FormatError, InputError
 from kernelscope.model import Profile
 from kernelscope.model.columns import LaunchColumns
 from kernelscope.model.records import DeviceInfo
-from kernelscope.readers._sniff import sniff
+from kernelscope.readers._sniff import REDIRECTS, sniff
 
 # format name -> (module, one-line description). Order is the order `kscope formats` lists them.
 READERS: dict[str, tuple[str, str]] = {
@@ -43,6 +43,7 @@ READERS: dict[str, tuple[str, str]] = {
     ),
     "ncu-csv": ("kernelscope.readers.ncu_csv", "Nsight Compute CSV export (--page details|raw --csv)"),
     "ncu-rep": ("kernelscope.readers.ncu_rep", "Nsight Compute report .ncu-rep (needs the ncu-report wheel)"),
+    "xplane": ("kernelscope.readers.xplane", "JAX/XLA profiler XPlane .xplane.pb (jax.profiler.trace), CUDA and ROCm"),
     "profile-json": ("kernelscope.readers.profile_json", "kernelscope's own saved profile (kernelscope.profile.v1)"),
 }
 
@@ -68,6 +69,9 @@ def detect(path: str | Path) -> str:
             "content that matches none of them",
             "pass --format NAME if you know the format",
         )
+    if fmt in REDIRECTS:
+        found, fix = REDIRECTS[fmt]
+        raise FormatError(p, "a profiler output kscope reads", found, fix)
     return fmt
 
 

@@ -7,6 +7,7 @@ more specific signatures come first. Extensions never decide alone: a renamed fi
 from __future__ import annotations
 
 import gzip
+import re
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, open_raw, sqlite
 from kernelscope.readers.nsys_stats import HEADER_LINES, header_columns
 from kernelscope.readers.rocprof_v1_json import MARKERS as ROCPROF_V1_MARKERS
 from kernelscope.readers.rpd import TABLES as RPD_TABLES
+from kernelscope.readers.xplane import looks_like as xplane_head
 
 HEAD_BYTES = 1 << 16
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -68,6 +70,20 @@ def _rocprof_v1_json(head: bytes) -> bool:
     return _json_with(b'"traceEvents"')(head) and any(m in head for m in ROCPROF_V1_MARKERS)
 
 
+def _xla_trace_json(head: bytes) -> bool:
+    """XLA's own Chrome trace of a JAX capture: its processes are XPlane planes (``/device:GPU:0``)."""
+    return _json_with(b'"traceEvents"')(head) and re.search(rb'"name":\s*"/(?:device|host):', head) is not None
+
+
+# Formats recognised only to say which file to pass instead: format -> (what it is, what to do)
+REDIRECTS = {
+    "xla-trace-json": (
+        "XLA's trace-viewer JSON of a JAX capture, whose GPU events carry no kind to tell kernels from copies",
+        "pass the .xplane.pb that jax.profiler.trace wrote beside it",
+    ),
+}
+
+
 def _ncu_csv(head: bytes) -> bool:
     header = _csv_header(head)
     return header.startswith("ID,Process ID,Process Name,Host Name,Kernel Name")
@@ -75,9 +91,11 @@ def _ncu_csv(head: bytes) -> bool:
 
 # Ordered: first match wins.
 SIGNATURES: list[tuple[str, Callable[[bytes], bool]]] = [
+    ("xplane", xplane_head),  # binary: its first bytes are a protobuf key, never text
     ("profile-json", _json_with(b'"kernelscope.profile.v1"')),
     ("rocprof-json", _json_with(b'"rocprofiler-sdk-tool"')),
     ("rocprof-v1-json", _rocprof_v1_json),  # a Chrome trace too: before kineto
+    ("xla-trace-json", _xla_trace_json),  # likewise
     ("kineto", _json_with(b'"traceEvents"', b'"ph"')),
     ("rocprof-kernel-stats", _has_cols("Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage")),
     ("rocprof-kernel-trace", _has_cols("Kernel_Name", "Start_Timestamp", "End_Timestamp")),  # any spelling
