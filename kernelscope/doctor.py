@@ -27,6 +27,7 @@ from kernelscope.errors import MissingToolError, ToolFailedError
 from kernelscope.model.doctor import Check, DoctorResult, Gpu
 from kernelscope.process import run_tool
 from kernelscope.profiling.tracers import att_decoder
+from kernelscope.readers.nsys_rep import find_nsys
 
 PROBE_TIMEOUT_S = 15.0
 # an ELF header alone (64-bit, little-endian, EM_AMDGPU, HSA OS ABI): enough for llvm-objdump to list the AMD
@@ -113,8 +114,9 @@ TOOLS: tuple[Tool, ...] = (
     Tool("ncu", _which("ncu"), ("--version",),
          ("kscope profile --ncu (Nsight Compute capture)",),
          "install Nsight Compute (CUDA toolkit) and put ncu on PATH"),
-    Tool("nsys", _which("nsys"), ("--version",),
-         ("kscope profile of non-Python programs on NVIDIA GPUs",), "install Nsight Systems and put nsys on PATH"),
+    Tool("nsys", find_nsys, ("--version",),
+         ("kscope profile of non-Python programs on NVIDIA GPUs", "reading .nsys-rep reports (nsys export)"),
+         "install Nsight Systems and put nsys on PATH (or name it in $NSYS)"),
     Tool("rocprofv3", _which("rocprofv3"), ("--version",),
          ("kscope profile on AMD GPUs (rocprofv3 --kernel-trace)",), "install ROCm 6.2 or newer (rocprofiler-sdk)"),
     Tool("rocprof-trace-decoder", att_decoder, (),

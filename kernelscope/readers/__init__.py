@@ -37,6 +37,10 @@ READERS: dict[str, tuple[str, str]] = {
     "rocpd": ("kernelscope.readers.rocpd", "rocprofv3 rocpd SQLite database (kernels view)"),
     "rpd": ("kernelscope.readers.rpd", "rocmProfileData (RPD) SQLite trace (rpd_tracer, runTracer.sh)"),
     "nsys-sqlite": ("kernelscope.readers.nsys_sqlite", "Nsight Systems SQLite export (CUPTI_ACTIVITY_KIND_KERNEL)"),
+    "nsys-rep": (
+        "kernelscope.readers.nsys_rep",
+        "Nsight Systems report .nsys-rep / .qdrep (exported with nsys export --type sqlite, where nsys is installed)",
+    ),
     "nsys-kern-sum": (
         "kernelscope.readers.nsys_stats",
         "Nsight Systems nsys stats cuda_gpu_kern_sum report (CSV or TSV, any --timeunit)",

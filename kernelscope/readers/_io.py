@@ -74,10 +74,15 @@ def _scratch() -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix="kscope-sqlite-")  # removed when the process ends
 
 
+def scratch_file(suffix: str) -> Path:
+    """A new path in this process's private temporary folder (removed when the process ends)."""
+    return Path(_scratch().name) / f"{next(_COPIES)}{suffix}"
+
+
 @functools.cache
 def _gunzip_once(path: str, size: int, mtime_ns: int) -> Path:
     del size, mtime_ns  # part of the key: a file rewritten in place is decompressed again
-    out = Path(_scratch().name) / f"{next(_COPIES)}.sqlite"
+    out = scratch_file(".sqlite")
     with gzip.open(path, "rb") as src, out.open("wb") as dst:
         shutil.copyfileobj(src, dst, 1 << 20)
     return out

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kernelscope.readers._csv import norm
 from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, open_raw, sqlite_names
+from kernelscope.readers.nsys_rep import MAGIC as NSYS_REP_MAGIC
 from kernelscope.readers.nsys_stats import HEADER_LINES, header_columns
 from kernelscope.readers.rocprof_v1_json import MARKERS as ROCPROF_V1_MARKERS
 from kernelscope.readers.rpd import TABLES as RPD_TABLES
@@ -131,6 +132,8 @@ def sniff(path: Path) -> str | None:
         return _sqlite_format(path)
     if magic.startswith(_NCU_MAGIC):
         return "ncu-rep"
+    if read_head(path, len(NSYS_REP_MAGIC)) == NSYS_REP_MAGIC:
+        return "nsys-rep"
     head = read_head(path)
     for fmt, pred in SIGNATURES:
         if pred(head):

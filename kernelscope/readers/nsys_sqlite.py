@@ -275,12 +275,16 @@ def _devices(db: _Db, rank: int | None) -> list[DeviceInfo]:
 
 def read(path: Path, *, rank: int | None = None) -> Profile:
     """Read kernels, memory operations, NVTX ranges and GPUs from an Nsight Systems SQLite export."""
+    return read_as(path, str(path), rank=rank)
+
+
+def read_as(path: Path, src: str, *, rank: int | None = None) -> Profile:
+    """``read``, the records naming ``src`` as their file (the report an export was made from)."""
     db = _Db(path)
     try:
         if not any(t in db.tables for t in _NSYS_TABLES):
             shown = ", ".join(sorted(db.tables)[:8]) or "none"
-            raise FormatError(path, _EXPECTED, f"an SQLite database without its tables (tables: {shown})")
-        src = str(path)
+            raise FormatError(src, _EXPECTED, f"an SQLite database without its tables (tables: {shown})")
         meta: dict[str, Any] = {}
         if "META_DATA_EXPORT" in db.tables:
             meta = {str(k): v for k, v in db.con.execute("SELECT name, value FROM META_DATA_EXPORT")}
@@ -294,6 +298,6 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
             metadata=meta,
         )
     except SQL_ERRORS as exc:  # damaged pages, or tables without the columns every version has
-        raise FormatError(path, _EXPECTED, f"a database SQLite cannot query ({exc})") from None
+        raise FormatError(src, _EXPECTED, f"a database SQLite cannot query ({exc})") from None
     finally:
         db.con.close()
