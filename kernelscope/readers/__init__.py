@@ -39,7 +39,7 @@ READERS: dict[str, tuple[str, str]] = {
     "nsys-sqlite": ("kernelscope.readers.nsys_sqlite", "Nsight Systems SQLite export (CUPTI_ACTIVITY_KIND_KERNEL)"),
     "nsys-rep": (
         "kernelscope.readers.nsys_rep",
-        "Nsight Systems report .nsys-rep / .qdrep (exported with nsys export --type sqlite, where nsys is installed)",
+        "Nsight Systems report .nsys-rep (exported with nsys export --type sqlite, where nsys is installed)",
     ),
     "nsys-kern-sum": (
         "kernelscope.readers.nsys_stats",

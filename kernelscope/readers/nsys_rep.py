@@ -1,4 +1,5 @@
-"""Nsight Systems report (``.nsys-rep``, older ``.qdrep``): what ``nsys profile`` writes by default.
+"""Nsight Systems report (``.nsys-rep``): what ``nsys profile`` writes by default. (An older ``.qdrep`` reads the
+same way only if it opens with the same signature: none was seen here.)
 
 The report is Nsight's own container; only Nsight Systems reads it. It is exported once per process with
 ``nsys export --type sqlite`` into a private temporary folder and read as an SQLite export
