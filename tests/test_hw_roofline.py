@@ -127,7 +127,7 @@ def test_roofline_from_trace_matches_hand_counts() -> None:
             ns += e["dur"] * 1000
             calls += 1
     pt = next(p for p in result.points if p.label.startswith("aten::addmm [[4096], [8192, 1024], [1024, 4096]]"))
-    flops = 2 * 8192 * 1024 * 4096
+    flops = 2 * 8192 * 1024 * 4096 + 8192 * 4096  # the product, and the bias added to each output element
     assert pt.calls == calls and pt.flops == pytest.approx(flops * calls)
     assert pt.time_us == pytest.approx(ns / 1e3, rel=1e-6)
     assert pt.achieved_tflops == pytest.approx(flops * calls / (ns / 1e9) / 1e12, rel=1e-6)

@@ -137,18 +137,30 @@ def op_dtype(call: OpCall) -> str:
 def _gemm(call: OpCall, dims: list[list[int]], dt: str, eb: int) -> Cost | None:
     if len(dims) < 2:
         return None
-    a, b = (dims[1], dims[2]) if call.op == "aten::addmm" and len(dims) >= 3 else (dims[0], dims[1])
+    added = call.op == "aten::addmm" and len(dims) >= 3
+    a, b = (dims[1], dims[2]) if added else (dims[0], dims[1])
     n = b[0] if call.op == "aten::linear" else b[-1]  # linear's weight is [N, K]
     m, k = _numel(a[:-1]), a[-1]
-    return Cost(flops=2.0 * m * n * k, bytes=float((m * k + k * n + m * n) * eb), dtype=dt, matrix=True)
+    bias = dims[0] if added else dims[2] if call.op == "aten::linear" and len(dims) >= 3 and dims[2] else None
+    return _plus_bias(2.0 * m * n * k, (m * k + k * n + m * n) * eb, m * n, bias, dt, eb)
 
 
 def _bmm(call: OpCall, dims: list[list[int]], dt: str, eb: int) -> Cost | None:
     if len(dims) < 2:
         return None
-    a, b = (dims[1], dims[2]) if call.op == "aten::baddbmm" and len(dims) >= 3 else (dims[0], dims[1])
+    added = call.op == "aten::baddbmm" and len(dims) >= 3
+    a, b = (dims[1], dims[2]) if added else (dims[0], dims[1])
     bs, m, k, n = a[0], a[1], a[2], b[2]
-    return Cost(flops=2.0 * bs * m * n * k, bytes=float(bs * (m * k + k * n + m * n) * eb), dtype=dt, matrix=True)
+    bias = dims[0] if added else None
+    return _plus_bias(2.0 * bs * m * n * k, bs * (m * k + k * n + m * n) * eb, bs * m * n, bias, dt, eb)
+
+
+def _plus_bias(flops: float, moved: int, outputs: int, bias: list[int] | None, dt: str, eb: int) -> Cost:
+    """A product's cost; with a bias (addmm's and baddbmm's input, linear's bias), its add per output element
+    and its own bytes read (``[N]`` broadcast is N elements, not M x N), as TraceLens's GEMM model counts them."""
+    if bias is not None:
+        flops, moved = flops + outputs, moved + _numel(bias) * eb
+    return Cost(flops=flops, bytes=float(moved), dtype=dt, matrix=True)
 
 
 def causal_pairs(sq: int, sk: int, *, bottom_right: bool) -> int:

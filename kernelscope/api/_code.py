@@ -13,6 +13,7 @@ from kernelscope.analyses.roofline import Cost, from_calls, from_measured, point
 from kernelscope.analyses.roofline import evaluate as evaluate_expression
 from kernelscope.analyses.variants import which_ran
 from kernelscope.api._gap import gap_report
+from kernelscope.api._shapes import with_replays
 from kernelscope.ceilings.measure import CeilingProfile
 from kernelscope.ceilings.store import find_profile, load_profile
 from kernelscope.codeobj.mix import matrix_dtype, sass_opcode
@@ -191,9 +192,11 @@ def roofline(
     var: Sequence[str] = (),
     label: str = "kernel",
     ceilings_file: Path | None = None,
+    capture: str | Path | None = None,
 ) -> RooflineResult:
     """``kscope roofline``: from a trace's recorded op shapes, an Nsight Compute report's counters, or
-    given FLOPs/bytes/time."""
+    given FLOPs/bytes/time. ``capture``: a Kineto trace taken while the trace's CUDA/HIP graphs were captured,
+    whose op calls the graph replays' kernels are attributed to (``analyses.graph_ops``)."""
     h = open_profile(trace) if trace is not None else None
     if h is not None and h.format in ("ncu-rep", "ncu-csv"):
         report = h.profile
@@ -201,9 +204,12 @@ def roofline(
         sass = h.ncu if h.format == "ncu-rep" else None  # a details/raw CSV export holds no SASS
         return counters_roofline(report.launches, gpu_peaks(gpu, device, ceilings_file), dtype, sass)
     if h is not None:
-        if not h.ops:
+        calls, notes = with_replays(h, capture)
+        if not calls:
             raise InputError(f"{h}: {NO_SHAPES}")
-        return from_calls(h.ops, gpu_peaks(gpu, h.gpu, ceilings_file))
+        result = from_calls(calls, gpu_peaks(gpu, h.gpu, ceilings_file))
+        result.notes = notes
+        return result
     if flops is None or bytes_moved is None or time_us is None:
         raise InputError("give a trace, or --flops, --bytes and --time-us")
     variables: dict[str, float] = {}

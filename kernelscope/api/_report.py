@@ -15,6 +15,7 @@ from kernelscope.analyses.suggest import Evidence, kernels, rank
 from kernelscope.api._code import counters_roofline, gpu_peaks, trace_peaks
 from kernelscope.api._gap import gap_report
 from kernelscope.api._names import locate_sources
+from kernelscope.api._shapes import with_replays
 from kernelscope.errors import InputError
 from kernelscope.inputs import Input, open_all, open_profile
 from kernelscope.inputs import open as open_input
@@ -41,15 +42,16 @@ def report(
     ceilings_file: Path | None = None,
     window: str | None = None,
     title: str | None = None,
+    capture: str | Path | None = None,
 ) -> Report:
-    """``kscope report``: gap, roofline (Kineto traces with shapes), code objects, Nsight Compute source
-    counters, shape coverage."""
+    """``kscope report``: gap, roofline (Kineto traces with shapes; with ``capture``, a trace of the graph
+    capture, the graph replays' ops too), code objects, Nsight Compute source counters, shape coverage."""
     if not traces and not code and shapes_file is None and ncu_report is None and not att_dirs:
         raise InputError("nothing to report: give traces, --code, --ncu, --att or --shapes")
     handles = open_all(traces)
     ncu = open_profile(ncu_report) if ncu_report is not None else None
     ev = _evidence(handles, ncu_report=ncu, att_dirs=att_dirs, code=code, gpu=gpu,
-                   ceilings_file=ceilings_file, window=window)  # fmt: skip
+                   ceilings_file=ceilings_file, window=window, capture=capture)  # fmt: skip
     runs = read_shape_ledger(shapes_file) if shapes_file is not None else []
     if ev.calls and shapes_file is None:
         kineto = next(h.path for h in handles if h.format == "kineto")
@@ -83,16 +85,21 @@ def _evidence(
     gpu: str | None,
     ceilings_file: Path | None,
     window: str | None = None,
+    capture: str | Path | None = None,
 ) -> Evidence:
     """Every input decoded once, for ``suggest`` to rank and ``report`` to show: the first Kineto trace's
     ops with shapes (whose decode also gives its rows of the gap table), the gap table, the ncu report's
     source page, launches and roofline (one load of the report), ATT, code objects."""
     formats = [h.format for h in traces]  # every path sniffed before anything is read
     kineto = next((h for h, f in zip(traces, formats, strict=True) if f == "kineto"), None)
-    calls, device = (kineto.ops, kineto.gpu) if kineto is not None else ([], None)
+    if capture is not None and kineto is None:
+        raise InputError("--capture attributes a Kineto trace's graph replays: give that trace too")
+    calls, attributed = with_replays(kineto, capture) if kineto is not None else ([], [])
+    device = kineto.gpu if kineto is not None else None
     gap = gap_report(traces, window=window) if traces else None
     peaks, why = trace_peaks(gpu, device, ceilings_file) if calls else (None, None)
     notes = [f"gap: {w}" for w in gap.warnings] if gap else []  # what the table's numbers include, and why
+    notes += attributed
     if why:
         notes.append(f"no roofline from the trace's shapes: {why}; --gpu NAME picks an entry")
     if kineto is not None and not calls:
@@ -136,6 +143,7 @@ def suggest(
     gpu: str | None = None,
     ceilings_file: Path | None = None,
     top: int = 10,
+    capture: str | Path | None = None,
 ) -> SuggestResult:
     """``kscope suggest``: ranked experiments (lever, kernel, rationale, risk, expected effect, eval contract)
     from the given evidence; ``workspace``'s ledger demotes levers that already failed on a kernel, ``repo``
@@ -148,7 +156,9 @@ def suggest(
     ws = loop_workspace.open_workspace(Path(workspace)) if workspace is not None else None
     ncu = open_profile(ncu_report) if ncu_report is not None else None
     handles = open_all(traces)
-    ev = _evidence(handles, ncu_report=ncu, att_dirs=att_dirs, code=code, gpu=gpu, ceilings_file=ceilings_file)
+    ev = _evidence(
+        handles, ncu_report=ncu, att_dirs=att_dirs, code=code, gpu=gpu, ceilings_file=ceilings_file, capture=capture
+    )
     if ws is not None:
         records, _ = loop_ledger.read(ws.ledger)
         inputs = {**ev.inputs, "ledger": [str(ws.ledger)]}

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kernelscope.analyses.coverage import runs_from_calls
+from kernelscope.analyses.graph_ops import attribute
 from kernelscope.analyses.replay import candidates as replay_list
 from kernelscope.analyses.replay import select as select_replay
 from kernelscope.errors import InputError
@@ -42,6 +43,18 @@ def replay_candidates(trace: str | Path, *, kernel: str | None = None, op: str |
     can be replayed (all the trace's innermost ops when neither ``kernel`` nor ``op`` is given)."""
     calls, device = _enclosing(trace)
     return replay_list(calls, kernel=kernel, op=op, trace=str(trace), device=device)
+
+
+def with_replays(h: Input, capture: str | Path | None) -> tuple[list[OpCall], list[str]]:
+    """``h``'s op calls, and with ``capture`` (a Kineto trace taken while its CUDA/HIP graphs were captured)
+    those of its graph replays too (``analyses.graph_ops``), and a note of what that attributed."""
+    if capture is None:
+        return h.ops, []
+    cap = open_profile(capture)
+    if cap.format != "kineto":
+        raise InputError(f"{cap}: expected a PyTorch profiler (Kineto) trace of the graph capture, found {cap.format}")
+    found = attribute(h.profile.launches, kineto.read_captured(cap.path))
+    return [*h.ops, *found.calls], [found.note()]
 
 
 def _enclosing(trace: str | Path) -> tuple[list[OpCall], str | None]:

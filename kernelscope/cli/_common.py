@@ -40,6 +40,10 @@ ModuleOption = Annotated[
         "copies of a kernel in several projects.",
     ),
 ]
+CaptureOption = Annotated[
+    Optional[Path],
+    typer.Option(help="Kineto trace of its CUDA/HIP graph capture: the replays' kernels get its ops and shapes."),
+]
 R = TypeVar("R")
 
 out = Console(soft_wrap=False)

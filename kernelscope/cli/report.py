@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import err, guarded, out, read_folders
+from kernelscope.cli._common import CaptureOption, err, guarded, out, read_folders
 from kernelscope.model.shapes import ShapeRuns
 from kernelscope.presenters.base import note_text, render_json
 from kernelscope.presenters.report import write_folder
@@ -28,6 +28,7 @@ def report(
     ceilings_file: Annotated[Optional[Path], typer.Option("--ceilings", help="Measured profile.")] = None,
     window: Annotated[Optional[str], typer.Option(help="N last steps or START_US:END_US.")] = None,
     title: Annotated[Optional[str], typer.Option(help="Report title.")] = None,
+    capture: CaptureOption = None,
     output: Annotated[Path, typer.Option("--output", "-o", help="Folder to write.")] = Path("kscope-report"),
     json: Annotated[bool, typer.Option("--json", help="Also print the report, schema kernelscope.report.v1.")] = False,
 ) -> None:
@@ -43,6 +44,7 @@ def report(
         ceilings_file=ceilings_file,
         window=window,
         title=title,
+        capture=capture,
     )
     written = write_folder(result, output)
     err.print(f"wrote {', '.join(str(p) for p in written)}", highlight=False)

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import emit, guarded, out, pick, read_folders
+from kernelscope.cli._common import CaptureOption, emit, guarded, out, pick, read_folders
 from kernelscope.presenters.roofline import PRESENTERS, rich_renderable
 
 
@@ -35,6 +35,7 @@ def roofline(
     ceilings_file: Annotated[
         Optional[Path], typer.Option("--ceilings", help="Measured profile (kscope ceilings).")
     ] = None,
+    capture: CaptureOption = None,
     json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.roofline.v1.")] = False,
     output: Annotated[
         Optional[Path], typer.Option("--output", "-o", help="Write to FILE (.json, .svg, .html).")
@@ -54,6 +55,7 @@ def roofline(
         var=var or (),
         label=label,
         ceilings_file=ceilings_file,
+        capture=capture,
     )
     if presenter is None:
         out.print(rich_renderable(result))

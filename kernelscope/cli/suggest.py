@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import emit, guarded, out, pick, read_folders
+from kernelscope.cli._common import CaptureOption, emit, guarded, out, pick, read_folders
 from kernelscope.presenters.suggest import PRESENTERS, rich_renderable
 
 
@@ -37,6 +37,7 @@ def suggest(
     gpu: Annotated[Optional[str], typer.Option(help="GPU for the roofline (default: the input's).")] = None,
     ceilings_file: Annotated[Optional[Path], typer.Option("--ceilings", help="Measured profile.")] = None,
     top: Annotated[int, typer.Option(help="Experiments to list.")] = 10,
+    capture: CaptureOption = None,
     json: Annotated[bool, typer.Option("--json", help="JSON, schema kernelscope.suggest.v1.")] = False,
     markdown: Annotated[bool, typer.Option("--markdown", help="Markdown.")] = False,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to FILE.")] = None,
@@ -56,6 +57,7 @@ def suggest(
         gpu=gpu,
         ceilings_file=ceilings_file,
         top=top,
+        capture=capture,
     )
     if presenter is None:
         out.print(rich_renderable(result))

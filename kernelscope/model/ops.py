@@ -110,6 +110,17 @@ class OpCall(msgspec.Struct, kw_only=True):
             return None
 
 
+class CapturedLaunch(msgspec.Struct, kw_only=True):
+    """A kernel launch a trace recorded while a CUDA/HIP graph was being captured: the graph runs it later, on
+    every replay, where the replay trace no longer says which op launched it. ``call`` is that op call (its
+    shapes; ``None`` where the launch had none), ``graph`` which capture it belongs to (0, 1, ... in order;
+    ``None`` outside any)."""
+
+    kernel: str
+    call: OpCall | None
+    graph: int | None
+
+
 def _number(text: str) -> Number | None:
     t = text.strip()
     if t in ("True", "False"):

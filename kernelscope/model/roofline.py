@@ -50,6 +50,7 @@ class RooflineResult(msgspec.Struct, Tabular, kw_only=True):
     points: list[RooflinePoint]
     unmodeled: dict[str, float] = msgspec.field(default_factory=dict)  # op -> kernel µs without a cost model
     target: float = TARGET
+    notes: list[str] = msgspec.field(default_factory=list)  # what the points include (graph replays attributed)
     schema: str = "kernelscope.roofline.v1"
 
     def _rows(self) -> list[dict[str, Any]]:

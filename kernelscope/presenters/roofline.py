@@ -54,6 +54,7 @@ def rich_renderable(r: RooflineResult) -> Group:
     )
     tab = rich_table(table(r))  # fits the terminal; the labels (op and kernel names) escaped
     extra = [Text(f"no cost model (kernel µs): {r.unmodeled}", style="yellow")] if r.unmodeled else []
+    extra += [Text(f"note: {n}", style="dim") for n in r.notes]
     return Group(head, tab, *extra)
 
 

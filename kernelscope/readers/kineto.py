@@ -49,7 +49,7 @@ from kernelscope.model.columns import (
     variant_ids,
 )
 from kernelscope.model.gap import Variant
-from kernelscope.model.ops import OpCall
+from kernelscope.model.ops import CapturedLaunch, OpCall
 from kernelscope.model.records import items_from_blocks
 from kernelscope.readers import _json_blocks as jb
 from kernelscope.readers._io import is_gzip, open_binary, open_raw
@@ -153,6 +153,17 @@ class _OpEvent(_LeanEvent, gc=False):
     tid: Scalar = None
     args: _OpArgs | None = None  # the columns' event, with the ops' fields
 
+
+class _CaptureArgs(_OpArgs, gc=False):
+    kernel: Any = None  # a launch call's kernel: all a graph capture records of it (the graph runs it later)
+
+
+class _CaptureEvent(_OpEvent, gc=False):
+    args: _CaptureArgs | None = None
+
+
+_CAPTURE = msgspec.json.Decoder(list[_CaptureEvent], strict=False)
+_BEGIN_CAPTURE, _END_CAPTURE = "StreamBeginCapture", "StreamEndCapture"  # cuda.../hip... runtime calls
 
 View = Literal["columns", "records", "shapes"]
 # The fields each view decodes: ``shapes`` is ``columns`` plus what the ops need. Not strict: a number written
@@ -658,6 +669,49 @@ def read_ops(
     columns = list(_scan(path, rank, workers, ops, head))
     head.ops = ops.calls(enclosing=enclosing)
     return head, columns
+
+
+def read_captured(path: Path) -> list[CapturedLaunch]:
+    """The kernel launches a trace recorded while CUDA/HIP graphs were captured, in launch order, each with the
+    op call (and its shapes) that made it and the capture it belongs to (``…StreamBeginCapture`` to
+    ``…StreamEndCapture``): what a trace of the graphs' replays, whose kernels have no op, is attributed from."""
+    ops: dict[int, _CaptureEvent] = {}
+    launches: list[_CaptureEvent] = []
+    bounds: list[tuple[float, bool]] = []  # (time, begins)
+
+    def keep(events: list[_CaptureEvent]) -> None:
+        for e in events:
+            ext = e.args.external_id if e.args is not None else None
+            if e.cat in _OP_CATS and isinstance(ext, int):
+                ops[ext] = e  # a later op with the id is an inner one, in Kineto's order
+            elif e.cat in _API_CATS and e.args is not None and isinstance(e.args.kernel, str) and e.args.kernel:
+                launches.append(e)
+            elif e.cat in _API_CATS and (_BEGIN_CAPTURE in e.name or _END_CAPTURE in e.name):
+                bounds.append((e.ts, _BEGIN_CAPTURE in e.name))
+
+    with open_binary(path) as f:
+        _, buf = jb.split_header(f, path, b'"traceEvents"', BLOCK_BYTES)
+        for _ in jb.blocks(f, buf, path, _CAPTURE, keep, size=BLOCK_BYTES):
+            pass
+    calls: dict[int, OpCall] = {}
+    out = []
+    for e in sorted(launches, key=attrgetter("ts")):
+        ext = e.args.external_id if e.args is not None else None
+        op = ops.get(ext) if isinstance(ext, int) else None
+        call = calls.setdefault(ext, _call(op, [], inner=True)) if op is not None and isinstance(ext, int) else None
+        kernel = e.args.kernel if e.args is not None else ""
+        out.append(CapturedLaunch(kernel=kernel, call=call, graph=_capture_of(e.ts, bounds)))
+    return out
+
+
+def _capture_of(ts: float, bounds: list[tuple[float, bool]]) -> int | None:
+    """Which capture (0, 1, ... by its begin) a launch at ``ts`` falls in; None outside every capture."""
+    graph, inside = -1, False
+    for when, begins in sorted(bounds):
+        if when > ts:
+            break
+        graph, inside = (graph + 1, True) if begins else (graph, False)
+    return graph if inside else None
 
 
 def _scan(
