@@ -154,3 +154,24 @@ def test_the_fewest_skips_decide_and_a_kernel_no_capture_holds_leaves_the_replay
     exact = _captured(1, [("gemm", "aten::mm", [16, 8]), ("norm", "aten::rms_norm", [16])])
     assert [c.input_dims for c in attribute(replay, warm + exact).calls] == [[[16, 8]], [[16]]]
     assert attribute([*replay, _launch("softmax", 40)], warm + exact).attributed == 0
+
+
+def test_a_cuda_graph_whose_capture_names_no_kernel() -> None:
+    """On CUDA a captured launch call (cudaLaunchKernel, cuLaunchKernelEx) names no kernel: the capture is
+    matched node for node. A real H200 capture of Linear-GELU-Linear-LayerNorm, three replays: every replayed
+    kernel goes to the op that launches that kernel in an eager run of the same model (a third trace), with that
+    op's shapes."""
+    eager = json.loads(gzip.decompress((_DIR / "h200_graph_eager.json.gz").read_bytes()))["traceEvents"]
+    ops = {e["args"]["External id"]: e for e in eager if e.get("cat") == "cpu_op" and "External id" in e["args"]}
+    want = [
+        (ops[e["args"]["External id"]]["name"], ops[e["args"]["External id"]]["args"]["Input Dims"], e["name"])
+        for e in eager
+        if e.get("cat") == "kernel"
+    ]
+    captured = kineto.read_captured(_DIR / "h200_graph_capture.json.gz")
+    assert {c.kernel for c in captured} == {""}
+    found = attribute(kineto.read(_DIR / "h200_graph_replay.json.gz").launches, captured)
+    assert (found.replays, found.attributed, found.kernels, found.kernels_attributed) == (3, 3, 12, 12)
+    assert sorted((c.op, c.input_dims, k) for c in found.calls for k in c.kernels) == sorted(want * 3)
+    shorter = [k for k in kineto.read(_DIR / "h200_graph_replay.json.gz").launches if k.name != want[1][2]]
+    assert attribute(shorter, captured).attributed == 0  # a node missing: no node-for-node match, no guess

@@ -2,12 +2,13 @@
 
 A CUDA/HIP graph replay's kernels carry only the graph launch's correlation id: the trace of the replays says
 which kernels ran and for how long, not which op (with which shapes) launched each. A trace taken while the
-graph was captured says the opposite: each launch call, its kernel's name and its op, but no kernel ran. This
+graph was captured says the opposite: each launch call, its op and (on ROCm) its kernel's name, but no kernel ran. This
 joins the two (as AMD's TraceLens merges a capture trace into a replay trace): each replay's kernels, in start
 order, are aligned by name to one capture's launches in launch order, skipping captured launches the replay
-lacks (warm-up work done while capturing). A replay is attributed to the capture it aligns with fully and with
-the fewest skips; where several captures tie and their op calls differ (graphs of the same kernels at other
-batch sizes) the replay is left unattributed rather than guessed.
+lacks (warm-up work done while capturing). CUDA's launch calls do not name their kernel: there a capture is
+matched node for node, and only when it launched as many kernels as the replay ran. A replay is attributed to
+the capture it aligns with fully and with the fewest skips; where several captures tie and their op calls
+differ (graphs of the same kernels at other batch sizes) the replay is left unattributed rather than guessed.
 """
 
 from __future__ import annotations
@@ -90,7 +91,10 @@ def _capture_for(names: tuple[str, ...], captures: list[list[CapturedLaunch]]) -
 
 def _align(names: tuple[str, ...], capture: list[CapturedLaunch]) -> tuple[int, list[CapturedLaunch]] | None:
     """For each kernel name, the next captured launch of that name (skipping the ones between), and how many
-    were skipped; None when a kernel finds none."""
+    were skipped; None when a kernel finds none. A capture whose launches name no kernel (CUDA's) can only be
+    matched node for node: it aligns when it holds exactly as many launches as the replay ran kernels."""
+    if any(not c.kernel for c in capture):
+        return (0, list(capture)) if len(capture) == len(names) else None
     nodes, i, skips = [], 0, 0
     for name in names:
         j = i

@@ -164,6 +164,9 @@ class _CaptureEvent(_OpEvent, gc=False):
 
 _CAPTURE = msgspec.json.Decoder(list[_CaptureEvent], strict=False)
 _BEGIN_CAPTURE, _END_CAPTURE = "StreamBeginCapture", "StreamEndCapture"  # cuda.../hip... runtime calls
+# a kernel launch call (cudaLaunchKernel, cuLaunchKernelEx, hipModuleLaunchKernel, ...): on CUDA the only trace of a
+# captured kernel, whose name the call does not record
+_LAUNCH_CALL = re.compile(r"Launch\w*Kernel")
 
 View = Literal["columns", "records", "shapes"]
 # The fields each view decodes: ``shapes`` is ``columns`` plus what the ops need. Not strict: a number written
@@ -674,7 +677,8 @@ def read_ops(
 def read_captured(path: Path) -> list[CapturedLaunch]:
     """The kernel launches a trace recorded while CUDA/HIP graphs were captured, in launch order, each with the
     op call (and its shapes) that made it and the capture it belongs to (``…StreamBeginCapture`` to
-    ``…StreamEndCapture``): what a trace of the graphs' replays, whose kernels have no op, is attributed from."""
+    ``…StreamEndCapture``): what a trace of the graphs' replays, whose kernels have no op, is attributed from.
+    ROCm's launch calls name their kernel (``args.kernel``); CUDA's do not (``kernel`` is then "")."""
     ops: dict[int, _CaptureEvent] = {}
     launches: list[_CaptureEvent] = []
     bounds: list[tuple[float, bool]] = []  # (time, begins)
@@ -684,7 +688,9 @@ def read_captured(path: Path) -> list[CapturedLaunch]:
             ext = e.args.external_id if e.args is not None else None
             if e.cat in _OP_CATS and isinstance(ext, int):
                 ops[ext] = e  # a later op with the id is an inner one, in Kineto's order
-            elif e.cat in _API_CATS and e.args is not None and isinstance(e.args.kernel, str) and e.args.kernel:
+            elif e.cat in _API_CATS and (
+                (e.args is not None and isinstance(e.args.kernel, str) and e.args.kernel) or _LAUNCH_CALL.search(e.name)
+            ):
                 launches.append(e)
             elif e.cat in _API_CATS and (_BEGIN_CAPTURE in e.name or _END_CAPTURE in e.name):
                 bounds.append((e.ts, _BEGIN_CAPTURE in e.name))
@@ -699,7 +705,7 @@ def read_captured(path: Path) -> list[CapturedLaunch]:
         ext = e.args.external_id if e.args is not None else None
         op = ops.get(ext) if isinstance(ext, int) else None
         call = calls.setdefault(ext, _call(op, [], inner=True)) if op is not None and isinstance(ext, int) else None
-        kernel = e.args.kernel if e.args is not None else ""
+        kernel = e.args.kernel if e.args is not None and isinstance(e.args.kernel, str) else ""
         out.append(CapturedLaunch(kernel=kernel, call=call, graph=_capture_of(e.ts, bounds)))
     return out
 
