@@ -379,6 +379,9 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
     shutil.copy(TESTS / "nsys" / "h100_transformer_eager.sqlite", put("nsys", "eager.sqlite", b""))
     put("rpd", "matmul.rpd", gzip.decompress((TESTS / "rpd" / "matmul_gfx90a.rpd.gz").read_bytes()))
     put("rocprof-v1-json", "results.json", gzip.decompress((TESTS / "rocprof_v1" / "results.json.gz").read_bytes()))
+    for f in ("tracelens_vllm_decode_full.capture", "h200_graph_capture"):
+        doc = json.loads(gzip.decompress((TESTS / "kineto" / f"{f}.json.gz").read_bytes()))
+        put("kineto-capture", f"{f}.json", json.dumps(doc, indent=1).encode())  # a line per field to mutate
     for f in ("tracelens_mi300x_legacy_conv", "tracelens_mi355x_te_fused_attn", "h200_jax_block_conv"):
         put("xplane", f"{f}.xplane.pb", gzip.decompress((TESTS / "xplane" / f"{f}.xplane.pb.gz").read_bytes()))
     for f in ("h100_nsys_small_cuda_gpu_kern_sum.csv", "tsv_cuda_gpu_kern_sum.tsv", "stdout_csv.txt"):
@@ -515,6 +518,17 @@ def _ledger(path: Path) -> Any:
     return launch_ledger.read(path / _LEDGER_FILE), api.gap_report([path])
 
 
+_REPLAY = TESTS / "kineto" / "tracelens_vllm_decode_full.json.gz"  # the graph replays a mutated capture attributes
+
+
+def _capture(path: Path) -> Any:
+    """A mutated graph-capture trace: its launches read, then the replay trace's roofline with it (--capture)."""
+    from kernelscope import api
+    from kernelscope.readers import kineto
+
+    return kineto.read_captured(path), api.roofline(_REPLAY, capture=path, gpu="MI300X")
+
+
 def _agents(path: Path) -> Any:
     """A rocprofv3 run whose ``agent_info.csv`` is mutated: the reader, then gap over the run's folder, which
     reads the agent file beside the trace for the GPUs (a bad one costs them, with a warning)."""
@@ -571,6 +585,9 @@ TARGETS: list[Target] = [
     Target("rocprof-v1-json", "rocprof-v1-json", _trace("rocprof-v1-json"), ("gap", "{}")),
     Target("ncu-csv", "ncu-csv", _trace("ncu-csv"), ("gap", "{}")),
     Target("xplane", "xplane", _trace("xplane"), ("gap", "{}"), proto=True),
+    Target(
+        "kineto-capture", "kineto-capture", _capture, ("roofline", str(_REPLAY), "--capture", "{}", "--gpu", "MI300X")
+    ),
     Target("ncu-source-csv", "ncu-source", _ncu_source, ("ncu", "{}")),
     Target("ncu-rep", "ncu-rep", _ncu_rep, ("ncu", "{}")),
     Target("profile-json", "profile-json", _profile_json, ("gap", "{}")),

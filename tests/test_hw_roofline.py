@@ -10,10 +10,12 @@ import pytest
 from conftest import assert_one_error_line, run_kscope
 
 from kernelscope import api
-from kernelscope.analyses.roofline import causal_pairs, evaluate
+from kernelscope.analyses.roofline import causal_pairs, evaluate, from_calls, op_cost
+from kernelscope.api._code import gpu_peaks
 from kernelscope.data import demo_file
 from kernelscope.hw.specs import database, identify, lookup
 from kernelscope.model import DeviceInfo
+from kernelscope.model.ops import OpCall
 
 REQUIRED = {
     "h100_sxm",
@@ -303,3 +305,22 @@ def test_ceilings_without_a_gpu_is_one_error_line() -> None:
     except ImportError:
         pass
     assert_one_error_line(run_kscope("ceilings", "--no-save"))
+
+
+@pytest.mark.parametrize(
+    "dims",
+    [
+        [[64, "x"], [2048, 8192]],  # a dimension that is not a number
+        [[[64, 2048], 3], [2048, 8192]],  # a TensorList mixed with a number
+        [[-1, 2048], [2048, 8192]],  # a negative dimension
+        [[True, 2048], [2048, 8192]],  # a bool is no dimension
+        [[2048], [2048, 8192]],  # not a matrix
+    ],
+)
+def test_shapes_a_cost_model_cannot_read_leave_the_op_unmodeled(dims: list[object]) -> None:
+    """Found by bench/fuzz.py (the kineto-capture target): a damaged trace's Input Dims made the GEMM model
+    raise TypeError/ValueError. Such a call now has no cost (it is listed as unmodeled), never a wrong one."""
+    call = OpCall(op="aten::mm", input_dims=dims, input_types=["c10::BFloat16"] * 2, concrete=["", ""], kernels=["k"],
+                  kernel_ns=1000, external_id=1)  # fmt: skip
+    assert op_cost(call) is None
+    assert from_calls([call], gpu_peaks("H100 SXM", None, None)).unmodeled == {"aten::mm": 1.0}

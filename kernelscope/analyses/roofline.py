@@ -139,8 +139,10 @@ def _gemm(call: OpCall, dims: list[list[int]], dt: str, eb: int) -> Cost | None:
         return None
     added = call.op == "aten::addmm" and len(dims) >= 3
     a, b = (dims[1], dims[2]) if added else (dims[0], dims[1])
+    if call.op in ("aten::mm", "aten::addmm") and (len(a) != 2 or len(b) != 2):
+        return None  # not the matrices these ops take
     n = b[0] if call.op == "aten::linear" else b[-1]  # linear's weight is [N, K]
-    m, k = _numel(a[:-1]), a[-1]
+    m, k = math.prod(a[:-1]), a[-1]  # the rows of every leading dimension (one for a vector)
     bias = dims[0] if added else dims[2] if call.op == "aten::linear" and len(dims) >= 3 and dims[2] else None
     return _plus_bias(2.0 * m * n * k, (m * k + k * n + m * n) * eb, m * n, bias, dt, eb)
 
@@ -252,9 +254,25 @@ _FAMILIES = {
 
 
 def op_cost(call: OpCall) -> Cost | None:
-    """FLOPs and compulsory bytes of one op call from its recorded shapes; None when unknown."""
+    """FLOPs and compulsory bytes of one op call from its recorded shapes; None when unknown: also when a
+    recorded shape is not one (a dimension that is no non-negative integer) or has fewer dimensions than the
+    op's model reads (a damaged or hand-made trace), rather than an exception or a cost from shifted shapes."""
+    if not all(_shape_or_none(d) for d in call.input_dims):
+        return None
     dims, dt = _tensor_dims(call), op_dtype(call)
-    return _FAMILIES.get(call.op, _vector)(call, dims, dt, _BYTES.get(dt, 4))
+    try:
+        return _FAMILIES.get(call.op, _vector)(call, dims, dt, _BYTES.get(dt, 4))
+    except IndexError:
+        return None
+
+
+def _shape_or_none(d: Any) -> bool:
+    """A recorded input's dims: a shape (non-negative integers), a TensorList's shapes, or nothing ([])."""
+    if not isinstance(d, list):
+        return False
+    if d and isinstance(d[0], list):
+        return all(_shape_or_none(t) and not (t and isinstance(t[0], list)) for t in d)
+    return all(type(x) is int and x >= 0 for x in d)
 
 
 def _conv_params(call: OpCall) -> tuple[list[int], list[int], list[int]]:
