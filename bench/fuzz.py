@@ -518,6 +518,13 @@ def _ledger(path: Path) -> Any:
     return launch_ledger.read(path / _LEDGER_FILE), api.gap_report([path])
 
 
+def _shapes_view(path: Path) -> Any:
+    """A mutated Kineto trace through the commands that read its op shapes: roofline, shapes, replay --list."""
+    from kernelscope import api
+
+    return api.roofline(path, gpu="H100 SXM"), api.shapes([path]), api.replay_candidates(path)
+
+
 _REPLAY = TESTS / "kineto" / "tracelens_vllm_decode_full.json.gz"  # the graph replays a mutated capture attributes
 
 
@@ -575,6 +582,7 @@ class Target:
 TARGETS: list[Target] = [
     Target("kineto", "kineto", _trace("kineto"), ("gap", "{}")),
     Target("kineto-gz", "kineto", _trace("kineto"), ("gap", "{}"), gz=True),
+    Target("kineto-shapes", "kineto", _shapes_view, ("roofline", "{}", "--gpu", "H100 SXM")),
     Target("rocprof-kernel-trace", "rocprof-trace", _trace("rocprof-kernel-trace"), ("gap", "{}")),
     Target("rocprof-kernel-stats", "rocprof-stats", _trace("rocprof-kernel-stats"), ("gap", "{}")),
     Target("rocprof-json", "rocprof-json", _trace("rocprof-json"), ("gap", "{}")),

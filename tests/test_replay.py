@@ -436,3 +436,15 @@ def test_the_candidate_list_shows_kernels_without_their_parameter_lists(name: st
     from kernelscope.presenters.base import without_params
 
     assert without_params(name) == shown
+
+
+def test_a_call_whose_shapes_are_damaged_is_listed_not_replayed() -> None:
+    """Found by bench/fuzz.py (kineto-shapes): a damaged trace's Input Dims ("" where a dimension belongs)
+    made replay --list raise ValueError. Such a call is listed, with the reason it cannot be replayed."""
+    from kernelscope.model.ops import OpCall
+
+    call = OpCall(op="aten::mm", input_dims=[[64, ""], [2048, 8192]], input_types=["c10::BFloat16"] * 2,
+                  concrete=["", ""], kernels=["k"], kernel_ns=1000, external_id=1)  # fmt: skip
+    assert why_not(call) == "its recorded input shapes or strides are not shapes (a damaged trace)"
+    listed = candidates([call], kernel=None, op=None, trace="t.json", device=None)
+    assert [(c.op, c.replayable, c.why_not) for c in listed.candidates] == [("aten::mm", False, why_not(call))]

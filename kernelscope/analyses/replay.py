@@ -26,7 +26,7 @@ import msgspec
 
 from kernelscope.analyses.ncu import selector
 from kernelscope.errors import InputError
-from kernelscope.model.ops import NO_SHAPES, SCALAR, SCALAR_LIST, TENSOR_LIST, TORCH_DTYPES, OpCall
+from kernelscope.model.ops import NO_SHAPES, SCALAR, SCALAR_LIST, TENSOR_LIST, TORCH_DTYPES, OpCall, is_dims
 from kernelscope.model.replay import (
     Arg,
     Candidate,
@@ -144,6 +144,8 @@ def _not_aten(op: str) -> str | None:
 def _unbuildable(call: OpCall) -> str | None:
     if not call.input_types:
         return "no input shapes or dtypes were recorded (profile with record_shapes=True)"
+    if not call.readable:
+        return "its recorded input shapes or strides are not shapes (a damaged trace)"
     for i, (typ, dims) in enumerate(zip(call.input_types, call.input_dims, strict=False)):
         if typ not in _NOT_TENSORS and typ not in TORCH_DTYPES:
             return f"input {i} is a {typ} tensor, a dtype replay cannot build"
@@ -324,8 +326,9 @@ def _padded(values: list[Any], n: int) -> list[Any]:
 
 
 def _tensor(dims: Any, strides: Any, dtype: str) -> TensorArg:
-    shape = [int(d) for d in dims] if isinstance(dims, list) else []
-    st = [int(x) for x in strides] if isinstance(strides, list) and len(strides) == len(shape) else None
+    """A tensor argument; damaged dims or strides (``OpCall.readable`` is False, so never replayed) read as none."""
+    shape = list(dims) if is_dims(dims) else []
+    st = list(strides) if is_dims(strides) and len(strides) == len(shape) else None
     wrapped = not shape and dtype in _WRAPPED_NUMBERS
     return TensorArg(shape=shape, strides=st, dtype=dtype, device="cpu" if wrapped else "cuda")
 

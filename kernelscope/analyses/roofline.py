@@ -257,22 +257,13 @@ def op_cost(call: OpCall) -> Cost | None:
     """FLOPs and compulsory bytes of one op call from its recorded shapes; None when unknown: also when a
     recorded shape is not one (a dimension that is no non-negative integer) or has fewer dimensions than the
     op's model reads (a damaged or hand-made trace), rather than an exception or a cost from shifted shapes."""
-    if not all(_shape_or_none(d) for d in call.input_dims):
+    if not call.readable:
         return None
     dims, dt = _tensor_dims(call), op_dtype(call)
     try:
         return _FAMILIES.get(call.op, _vector)(call, dims, dt, _BYTES.get(dt, 4))
     except IndexError:
         return None
-
-
-def _shape_or_none(d: Any) -> bool:
-    """A recorded input's dims: a shape (non-negative integers), a TensorList's shapes, or nothing ([])."""
-    if not isinstance(d, list):
-        return False
-    if d and isinstance(d[0], list):
-        return all(_shape_or_none(t) and not (t and isinstance(t[0], list)) for t in d)
-    return all(type(x) is int and x >= 0 for x in d)
 
 
 def _conv_params(call: OpCall) -> tuple[list[int], list[int], list[int]]:

@@ -85,6 +85,12 @@ class OpCall(msgspec.Struct, kw_only=True):
     external_id: int
     inner: bool = True  # launched kernels itself; False: only the ops it called did (``enclosing``)
 
+    @property
+    def readable(self) -> bool:
+        """Every recorded dims and strides entry is a shape (non-negative integers), a TensorList's shapes or
+        nothing: what the cost models and replay read. A damaged trace can hold anything there."""
+        return all(map(is_shape, self.input_dims)) and all(map(is_shape, self.input_strides))
+
     def text(self, i: int) -> str:
         """Argument ``i``'s recorded value as text ("" when not recorded)."""
         return str(self.concrete[i]).strip() if i < len(self.concrete) else ""
@@ -108,6 +114,16 @@ class OpCall(msgspec.Struct, kw_only=True):
             return [int(x) for x in raw.strip("[]").split(",") if x.strip()]
         except ValueError:
             return None
+
+
+def is_dims(d: Any) -> bool:
+    """One tensor's recorded dims (or strides): non-negative integers ([] for a 0-d tensor or no tensor)."""
+    return isinstance(d, list) and all(type(x) is int and x >= 0 for x in d)
+
+
+def is_shape(d: Any) -> bool:
+    """A recorded input's dims (or strides): one tensor's, or a TensorList's (a list of them)."""
+    return is_dims(d) or (isinstance(d, list) and all(isinstance(t, list) and is_dims(t) for t in d))
 
 
 class CapturedLaunch(msgspec.Struct, kw_only=True):
