@@ -525,6 +525,15 @@ def _shapes_view(path: Path) -> Any:
     return api.roofline(path, gpu="H100 SXM"), api.shapes([path]), api.replay_candidates(path)
 
 
+def _report_view(path: Path) -> Any:
+    """A mutated Kineto trace through the commands that read all of it: report, suggest, and diff against the
+    seed it came from."""
+    from kernelscope import api
+
+    seed = TESTS / "kineto" / "h100_transformer_eager.json.gz"
+    return api.report([path], gpu="H100 SXM"), api.suggest([path], gpu="H100 SXM"), api.diff([seed], [path])
+
+
 _REPLAY = TESTS / "kineto" / "tracelens_vllm_decode_full.json.gz"  # the graph replays a mutated capture attributes
 
 
@@ -583,6 +592,7 @@ TARGETS: list[Target] = [
     Target("kineto", "kineto", _trace("kineto"), ("gap", "{}")),
     Target("kineto-gz", "kineto", _trace("kineto"), ("gap", "{}"), gz=True),
     Target("kineto-shapes", "kineto", _shapes_view, ("roofline", "{}", "--gpu", "H100 SXM")),
+    Target("kineto-report", "kineto", _report_view, ("suggest", "{}", "--gpu", "H100 SXM")),
     Target("rocprof-kernel-trace", "rocprof-trace", _trace("rocprof-kernel-trace"), ("gap", "{}")),
     Target("rocprof-kernel-stats", "rocprof-stats", _trace("rocprof-kernel-stats"), ("gap", "{}")),
     Target("rocprof-json", "rocprof-json", _trace("rocprof-json"), ("gap", "{}")),
@@ -683,6 +693,8 @@ def make_input(target: Target, seeds: dict[str, list[Path]], seed: int, index: i
 # ----------------------------------------------------------------------------------------- classifying
 # names of times, durations and totals: `duration_ns`, `ts`, `max_us`, `start`, `end_ns`, `total` (not `status`)
 _TIME_NAME = re.compile(r"time|dur|_ns(_|$)|_us(_|$)|_ms(_|$)|^ts$|(^|_)(start|end|begin|total|latency)(_|$)", re.I)
+# differences between two runs (kscope diff's delta_ns, count_effect_ns): signed by nature
+_SIGNED = re.compile(r"delta|effect", re.I)
 
 
 def suspicious(result: Any, limit: int = 200_000) -> str | None:
@@ -732,7 +744,8 @@ def suspicious(result: Any, limit: int = 200_000) -> str | None:
             items = [(k, getattr(obj, k, None)) for k in obj.__slots__ if not k.startswith("_")]
         else:
             continue
-        stack.extend((f"{where}.{k}", v, bool(_TIME_NAME.search(k))) for k, v in items if k != "metadata")
+        timed_names = {k: bool(_TIME_NAME.search(k)) and not _SIGNED.search(k) for k, _ in items}
+        stack.extend((f"{where}.{k}", v, timed_names[k]) for k, v in items if k != "metadata")
     return None
 
 
