@@ -11,7 +11,7 @@ import msgspec
 import typer
 
 from kernelscope import api
-from kernelscope.cli._common import err, guarded, progress_bar, show
+from kernelscope.cli._common import CaptureOption, err, guarded, progress_bar, show
 from kernelscope.errors import InputError
 from kernelscope.model.replay import Replay
 from kernelscope.presenters.replay import list_renderable, rich_renderable, script
@@ -28,6 +28,7 @@ def replay(
     list_: Annotated[
         bool, typer.Option("--list", help="List the matching signatures (all ops without --kernel/--op).")
     ] = False,
+    capture: CaptureOption = None,
     json: Annotated[
         bool, typer.Option("--json", help="JSON, schema kernelscope.replay.v1 (--list: replay-list.v1).")
     ] = False,
@@ -44,9 +45,9 @@ def replay(
     with progress_bar(counted=False) as bar:
         bar.add_task(f"reading {trace}")
         found = (
-            api.replay_candidates(trace, kernel=kernel, op=op)
+            api.replay_candidates(trace, kernel=kernel, op=op, capture=capture)
             if list_
-            else api.replay(trace, kernel=kernel, op=op, rank=rank)
+            else api.replay(trace, kernel=kernel, op=op, rank=rank, capture=capture)
         )
     if not isinstance(found, Replay):
         show(found, json, list_renderable)
