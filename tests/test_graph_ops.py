@@ -189,3 +189,11 @@ def test_a_graphs_gemm_can_be_replayed() -> None:
     )
     assert found.total_ns / 1000 == pytest.approx(387.0, abs=0.1)
     assert "aten::addmm" not in {c.op for c in api.replay_candidates(trace).candidates}
+
+
+def test_shapes_records_the_graphs_ops() -> None:
+    trace, capture = _DIR / "tracelens_vllm_decode_full.json.gz", _DIR / "tracelens_vllm_decode_full.capture.json.gz"
+    runs = api.shapes([trace], capture=capture)
+    gemm = next(r for r in runs if r.op == "aten::addmm" and r.shape["in2"] == [2880, 5120])
+    assert (gemm.calls, round(gemm.time_us, 1)) == (24, 387.0)
+    assert not [r for r in api.shapes([trace]) if r.op == "aten::addmm"]

@@ -18,15 +18,24 @@ from kernelscope.readers import kineto
 
 
 def shapes(
-    traces: Sequence[str | Path | Input], *, model: str | None = None, stage: str | None = None
+    traces: Sequence[str | Path | Input],
+    *,
+    model: str | None = None,
+    stage: str | None = None,
+    capture: str | Path | None = None,
 ) -> list[ShapeRun]:
     """``kscope shapes``: shape-ledger records (kernel, op, input shapes, dtype, time) from Kineto traces
-    recorded with shapes; ``model`` defaults to each trace's file name."""
+    recorded with shapes; ``model`` defaults to each trace's file name. ``capture`` (one trace only: a trace of
+    its CUDA/HIP graph capture) adds the graph replays' ops."""
+    handles = open_all(traces)
+    if capture is not None and len(handles) != 1:
+        raise InputError(f"--capture attributes one trace's graph replays; {len(handles)} traces were given")
     runs: list[ShapeRun] = []
-    for h in open_all(traces):
-        if not h.ops:
+    for h in handles:
+        calls, _ = with_replays(h, capture)
+        if not calls:
             raise InputError(f"{h}: {NO_SHAPES}")
-        runs += runs_from_calls(h.ops, model=model or h.path.name.split(".")[0], stage=stage)
+        runs += runs_from_calls(calls, model=model or h.path.name.split(".")[0], stage=stage)
     return runs
 
 

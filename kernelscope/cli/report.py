@@ -63,10 +63,11 @@ def shapes(
     stage: Annotated[Optional[str], typer.Option(help="Stage: prefill, decode, train, ...")] = None,
     append: Annotated[Optional[Path], typer.Option(help="Append the records to this ledger (JSONL).")] = None,
     json: Annotated[bool, typer.Option("--json", help="One JSON document, schema kernelscope.shapes.v1.")] = False,
+    capture: CaptureOption = None,
 ) -> None:
     """Shape-ledger lines (kernel, op, input shapes, dtype, time) from traces: stdout or --append."""
     read_folders(traces)
-    runs = api.shapes(traces, model=model, stage=stage)
+    runs = api.shapes(traces, model=model, stage=stage, capture=capture)
     if json:
         sys.stdout.write(render_json(ShapeRuns(runs=runs)))
         return
