@@ -96,6 +96,7 @@ FIRST = {
     59: "15eda8e",
     60: "637999a",
     61: "5b35853",
+    62: "3bffb0b",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
