@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import partial
-from itertools import pairwise
+from itertools import accumulate, pairwise
 from multiprocessing import get_context
 from operator import attrgetter
 from pathlib import Path
@@ -699,6 +700,9 @@ def read_captured(path: Path) -> list[CapturedLaunch]:
         _, buf = jb.split_header(f, path, b'"traceEvents"', BLOCK_BYTES)
         for _ in jb.blocks(f, buf, path, _CAPTURE, keep, size=BLOCK_BYTES):
             pass
+    bounds.sort()
+    times = [when for when, _ in bounds]
+    begun = list(accumulate(begins for _, begins in bounds))  # captures begun up to each bound
     calls: dict[int, OpCall] = {}
     out = []
     for e in sorted(launches, key=attrgetter("ts")):
@@ -706,18 +710,10 @@ def read_captured(path: Path) -> list[CapturedLaunch]:
         op = ops.get(ext) if isinstance(ext, int) else None
         call = calls.setdefault(ext, _call(op, [], inner=True)) if op is not None and isinstance(ext, int) else None
         kernel = e.args.kernel if e.args is not None and isinstance(e.args.kernel, str) else ""
-        out.append(CapturedLaunch(kernel=kernel, call=call, graph=_capture_of(e.ts, bounds)))
+        last = bisect_right(times, e.ts) - 1  # the last begin or end at or before the launch
+        graph = begun[last] - 1 if last >= 0 and bounds[last][1] else None  # inside the capture that began there
+        out.append(CapturedLaunch(kernel=kernel, call=call, graph=graph))
     return out
-
-
-def _capture_of(ts: float, bounds: list[tuple[float, bool]]) -> int | None:
-    """Which capture (0, 1, ... by its begin) a launch at ``ts`` falls in; None outside every capture."""
-    graph, inside = -1, False
-    for when, begins in sorted(bounds):
-        if when > ts:
-            break
-        graph, inside = (graph + 1, True) if begins else (graph, False)
-    return graph if inside else None
 
 
 def _scan(
