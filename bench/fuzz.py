@@ -382,7 +382,12 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
     for f in ("tracelens_vllm_decode_full.capture", "h200_graph_capture"):
         doc = json.loads(gzip.decompress((TESTS / "kineto" / f"{f}.json.gz").read_bytes()))
         put("kineto-capture", f"{f}.json", json.dumps(doc, indent=1).encode())  # a line per field to mutate
-    for f in ("tracelens_mi300x_legacy_conv", "tracelens_mi355x_te_fused_attn", "h200_jax_block_conv"):
+    for f in (
+        "tracelens_mi300x_legacy_conv",
+        "tracelens_mi355x_te_fused_attn",
+        "h200_jax_block_conv",
+        "h200_jax_steps",
+    ):
         put("xplane", f"{f}.xplane.pb", gzip.decompress((TESTS / "xplane" / f"{f}.xplane.pb.gz").read_bytes()))
     for f in ("h100_nsys_small_cuda_gpu_kern_sum.csv", "tsv_cuda_gpu_kern_sum.tsv", "stdout_csv.txt"):
         put("nsys-stats", f, _csv_head((TESTS / "nsys" / "stats" / f).read_bytes(), 25))

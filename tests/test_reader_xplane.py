@@ -267,3 +267,31 @@ def test_numbers_past_int64_in_names_keep_the_work(tmp_path: Path) -> None:
     assert {(k.device, k.stream) for k in prof.launches} == {(None, None)}
     result = run_kscope("gap", str(huge), "--json")
     assert result.returncode == 0 and json.loads(result.stdout)["totals"]["launches"] == 65
+
+
+def test_jax_step_marks_are_steps() -> None:
+    """``jax.profiler.StepTraceAnnotation("train", step_num=i)`` on the H200 (five steps): each step is a range
+    at the times XLA's own Chrome trace of the capture gives it, and ``--window 2`` keeps the kernels whose
+    host launch call falls in the last two (counted from that trace)."""
+    chrome = json.loads(gzip.decompress((_DIR / "h200_jax_steps.perfetto.trace.json.gz").read_bytes()))["traceEvents"]
+    marks = sorted(
+        (int(e["args"]["step_num"]), round(e["ts"] * 1000), round(e["dur"] * 1000))
+        for e in chrome
+        if "step_num" in (e.get("args") or {})
+    )
+    prof = readers.read(_xplane("h200_jax_steps"))
+    assert [(a.step, a.start_ns, a.end_ns - a.start_ns) for a in prof.annotations] == marks
+    assert [a.name for a in prof.annotations] == [f"train#{s}" for s, _, _ in marks]
+    gpu = {e["pid"] for e in chrome if e.get("name") == "process_name" and "/device:GPU" in e["args"]["name"]}
+    last = [(start, start + dur) for _, start, dur in marks[-2:]]
+    launched = {
+        int(e["args"]["correlation_id"])
+        for e in chrome
+        if e.get("pid") not in gpu
+        and "correlation_id" in (e.get("args") or {})
+        and any(a <= round(e["ts"] * 1000) < b for a, b in last)
+    }
+    kernels = [e for e in chrome if e.get("pid") in gpu and "kernel_details" in (e.get("args") or {})]
+    want = sum(int(e["args"]["correlation_id"]) in launched for e in kernels)
+    assert 0 < want < len(kernels)
+    assert api.gap_report([_xplane("h200_jax_steps")], window="2").totals.launches == want

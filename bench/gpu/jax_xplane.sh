@@ -3,7 +3,8 @@
 # trace converter: a jitted bf16 block (two GEMMs, GELU, a norm, softmax attention) and a conv, five steps each,
 # with a host-to-device copy before and a device-to-host copy after the step (every 50th of a longer run), under
 # jax.profiler.trace (create_perfetto_trace=True: XLA also writes its own Chrome trace of the same capture).
-# Usage (repository root, on the GPU machine):  OUT=/some/folder [STEPS=5] bash bench/gpu/jax_xplane.sh
+# Usage (repository root, on the GPU machine):  OUT=/some/folder [STEPS=5] [STEP_MARKS=1] bash bench/gpu/jax_xplane.sh
+# (STEP_MARKS=1: each step inside jax.profiler.StepTraceAnnotation("train", step_num=i), as training loops mark them)
 # $OUT gets h200_jax.xplane.pb, h200_jax.perfetto.trace.json.gz and log.txt (with STEPS over 5, the capture is
 # gzipped: h200_jax.xplane.pb.gz, for bench/xplane.py). Under a minute on an H200 for 5 steps.
 set -uo pipefail
@@ -11,8 +12,10 @@ set -uo pipefail
 export PYTHONUNBUFFERED=1
 python3 - "$OUT" "${STEPS:-5}" <<'PY' 2>&1 | tee "$OUT/log.txt"
 import glob
+import os
 import shutil
 import sys
+from contextlib import nullcontext
 
 import jax
 import jax.numpy as jnp
@@ -63,7 +66,8 @@ if steps > 5:  # a long capture: GPU work and runtime calls, no Python frames
     options.python_tracer_level = 0
 with jax.profiler.trace(f"{out}/jaxprof", create_perfetto_trace=steps <= 5, profiler_options=options):
     for i in range(steps):
-        step(steps <= 5 or i % 50 == 0)
+        with jax.profiler.StepTraceAnnotation("train", step_num=i) if os.environ.get("STEP_MARKS") else nullcontext():
+            step(steps <= 5 or i % 50 == 0)
 for pattern, name in (("*.xplane.pb", "h200_jax.xplane.pb"), ("*.trace.json.gz", "h200_jax.perfetto.trace.json.gz")):
     found = glob.glob(f"{out}/jaxprof/plugins/profile/*/{pattern}")
     print(pattern, found)

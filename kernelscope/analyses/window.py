@@ -158,6 +158,9 @@ def select(profile: Profile, window: Window) -> Profile:
 
 
 def step_number(a: Annotation) -> int | None:
+    """The step a range marks: its ``step`` (JAX), else the N of a ``ProfilerStep#N`` name (PyTorch)."""
+    if a.step is not None:
+        return a.step
     m = STEP_PATTERN.fullmatch(a.name.strip())
     return int(m.group(1)) if m else None
 
@@ -166,7 +169,8 @@ def _last_steps(profile: Profile, n: int) -> Profile:
     steps = sorted({s for a in profile.annotations if (s := step_number(a)) is not None})
     if not steps:
         raise InputError(
-            "--window N needs ProfilerStep# annotations and this profile has none; "
+            "--window N needs step annotations (PyTorch's ProfilerStep#, JAX's StepTraceAnnotation) and this profile "
+            "has none; "
             "profile with a step schedule (kscope profile) or pass a time range START_US:END_US"
         )
     wanted = set(steps[-n:])

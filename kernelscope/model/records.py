@@ -115,7 +115,8 @@ class Annotation(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     """A named user range: ``ProfilerStep#N``, ``record_function`` scopes, NVTX / ROCTx ranges.
 
     ``domain`` says which clock the range is on: ``host`` ranges enclose API calls, ``gpu`` ranges
-    (Kineto's ``gpu_user_annotation``) enclose kernels directly.
+    (Kineto's ``gpu_user_annotation``) enclose kernels directly. ``step``: the step number where the profiler
+    marks the range as a step by a field (JAX's ``StepTraceAnnotation``); PyTorch's steps say it in the name.
     """
 
     name: str
@@ -124,6 +125,7 @@ class Annotation(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True, 
     domain: AnnotationDomain = "host"
     rank: int | None = None
     thread: int | None = None
+    step: int | None = None
 
 
 class DeviceInfo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

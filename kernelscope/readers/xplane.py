@@ -22,6 +22,8 @@ Vendor quirks, all here:
 * The host call that queued a GPU op is the ``/host:CPU`` event with the same ``correlation_id`` (``cuLaunchKernel``,
   ``hipModuleLaunchKernel``, or the kernel's own name under the old ROCm collector). XLA on CUDA runs a module's
   kernels as a CUDA graph: each carries ``cuda_graph_id`` and the correlation id of one ``cuGraphLaunch``.
+* ``jax.profiler.StepTraceAnnotation(name, step_num=N)`` is a host event with a ``step_num`` stat: read as the
+  step annotation ``name#N`` (``Annotation.step``), which ``--window N`` selects by.
 * The device plane's stats describe the GPU (vendor, ``core_count``, ``compute_cap_major/minor``, ``memory_size``,
   ``clock_rate`` in kHz); CUDA adds ``gpu_device_name``, ROCm names no product: ``hw.specs.identify`` matches the
   numbers to one.
@@ -40,7 +42,7 @@ from typing import Any
 from kernelscope.errors import FormatError, MissingToolError
 from kernelscope.hw import specs
 from kernelscope.identity.cxx import strip_suffixes
-from kernelscope.model import DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, Vendor, numbers, text
+from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, Vendor, numbers, text
 from kernelscope.model.records import MemoryKind
 from kernelscope.readers._io import open_binary, unreadable
 
@@ -65,7 +67,7 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
     if not gpus:
         names = ", ".join(sorted({name for name, _ in planes})[:6]) or "no planes"
         raise FormatError(path, _EXPECTED + " with /device:GPU planes", f"none ({names})")
-    calls = _host_calls(p for name, p in planes if name == "/host:CPU")
+    calls, steps = _host((p for name, p in planes if name == "/host:CPU"), rank)
     src = str(path)
     launches: list[KernelLaunch] = []
     memory: list[MemoryOp] = []
@@ -80,7 +82,14 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
     numbers.count_dropped("GPU events", dropped, src)
     launches.sort(key=lambda k: k.start_ns or 0)
     memory.sort(key=lambda m: m.start_ns or 0)
-    return Profile(launches=launches, memory_ops=memory, devices=devices, sources=[src], formats=[FORMAT])
+    return Profile(
+        launches=launches,
+        memory_ops=memory,
+        annotations=steps,
+        devices=devices,
+        sources=[src],
+        formats=[FORMAT],
+    )
 
 
 def looks_like(head: bytes) -> bool:
@@ -223,26 +232,43 @@ def _stats(names: dict[int, str], *groups: Iterable[Any]) -> Stats:
     return out
 
 
-def _host_calls(planes: Iterable[Any]) -> dict[int, tuple[int, int, bool]]:
-    """correlation id -> (start ns, duration ns, a graph launch?) of the host call that queued the GPU op."""
-    out: dict[int, tuple[int, int, bool]] = {}
+def _host(planes: Iterable[Any], rank: int | None) -> tuple[dict[int, tuple[int, int, bool]], list[Annotation]]:
+    """correlation id -> (start ns, duration ns, a graph launch?) of the host call that queued each GPU op; and
+    the steps the program marked (``jax.profiler.StepTraceAnnotation``: an event with a ``step_num`` stat)."""
+    calls: dict[int, tuple[int, int, bool]] = {}
+    steps: list[Annotation] = []
     for plane in planes:
-        wanted = {k for k, name in _names(plane.stat_metadata).items() if name == "correlation_id"}
-        if not wanted:
-            continue
+        stat_names = _names(plane.stat_metadata)
+        corr_ids = {k for k, name in stat_names.items() if name == "correlation_id"}
+        step_ids = {k for k, name in stat_names.items() if name == "step_num"}
         names = _names(plane.event_metadata)
         for line in plane.lines:
             for ev in line.events:
                 stats = ev.stats
-                corr = next((st for st in stats if st.metadata_id in wanted), None) if stats else None
-                if corr is None or ev.WhichOneof("data") != "offset_ps":
+                if not stats or ev.WhichOneof("data") != "offset_ps":
                     continue
-                key = numbers.to_int(getattr(corr, corr.WhichOneof("value") or "int64_value"))
+                corr = next((st for st in stats if st.metadata_id in corr_ids), None)
+                step = next((st for st in stats if st.metadata_id in step_ids), None)
+                if corr is None and step is None:
+                    continue
                 times = _times(line, ev)
-                if key is not None and times is not None:
-                    graph = "GraphLaunch" in names.get(ev.metadata_id, "")
-                    out.setdefault(key, (*times, graph))
-    return out
+                if times is None:
+                    continue
+                name = names.get(ev.metadata_id, "")
+                key = _stat_int(corr)
+                if key is not None:
+                    calls.setdefault(key, (*times, "GraphLaunch" in name))
+                number = _stat_int(step)
+                if number is not None and number >= 0:
+                    start, end = times[0], times[0] + times[1]
+                    mark = Annotation(name=f"{name}#{number}", start_ns=start, end_ns=end, rank=rank, step=number)
+                    steps.append(mark)
+    return calls, steps
+
+
+def _stat_int(st: Any) -> int | None:
+    """A stat's value as an int64 (None: no stat, or a value of another kind)."""
+    return None if st is None else numbers.to_int(getattr(st, st.WhichOneof("value") or "int64_value"))
 
 
 def _times(line: Any, ev: Any) -> tuple[int, int] | None:
