@@ -448,3 +448,20 @@ def test_a_call_whose_shapes_are_damaged_is_listed_not_replayed() -> None:
     assert why_not(call) == "its recorded input shapes or strides are not shapes (a damaged trace)"
     listed = candidates([call], kernel=None, op=None, trace="t.json", device=None)
     assert [(c.op, c.replayable, c.why_not) for c in listed.candidates] == [("aten::mm", False, why_not(call))]
+
+
+def test_a_kernel_with_an_impossible_time_joins_no_op_call(tmp_path: Path) -> None:
+    """Found by bench/fuzz.py (kineto-shapes, seed 77): a kernel whose dur was -1e18 µs made an op call's
+    kernel time negative in replay --list. The shapes view drops it, as the columns drop and count it."""
+    doc = json.loads(gzip.decompress(demo_file("h100_transformer_eager.json.gz").read_bytes()))
+    kernel = next(e for e in doc["traceEvents"] if e.get("cat") == "kernel" and "External id" in e.get("args", {}))
+    kernel["dur"] = -1e18
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    from kernelscope.errors import DroppedRecordsWarning
+
+    with pytest.warns(DroppedRecordsWarning, match="dropped 1 kernels"):
+        listed = api.replay_candidates(bad)
+        points = api.roofline(bad, gpu="H100 SXM").points
+    assert listed.candidates and all(c.kernel_ns >= 0 and c.total_ns >= 0 for c in listed.candidates)
+    assert points and all(p.time_us >= 0 for p in points)

@@ -111,6 +111,12 @@ def ns_from_us(us: float) -> int | None:
     return round(ns) if math.isfinite(ns) and abs(ns) < INT64_MAX else None
 
 
+def possible_span_us(ts: float, dur: float) -> bool:
+    """One event's microsecond ``ts`` and ``dur`` make possible int64 nanoseconds (``possible_us`` for one)."""
+    start, length = ns_from_us(ts), ns_from_us(dur)
+    return start is not None and length is not None and start >= 0 and length >= 0
+
+
 def possible_us(ts: np.ndarray, dur: np.ndarray) -> np.ndarray:
     """Mask of the events whose microsecond ``ts`` and ``dur`` make possible int64 nanoseconds (finite,
     non-negative, in range): the columnar twin of ``ns_from_us`` plus the non-negative check."""

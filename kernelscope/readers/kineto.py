@@ -446,7 +446,8 @@ class _Ops:
                     self.ops[ext] = e
                 if e.ph == "X":
                     self.complete.append(e)
-            elif e.cat in _KERNEL_CATS and isinstance(ext, int):
+            elif e.cat in _KERNEL_CATS and isinstance(ext, int) and numbers.possible_span_us(e.ts, e.dur):
+                # an impossible time (negative, non-finite) is dropped here as the columns drop and count it
                 self.launched[ext].append(e)
 
     def extend(self, later: _Ops) -> None:
