@@ -54,15 +54,16 @@ def attribute(launches: Sequence[KernelLaunch], captured: Sequence[CapturedLaunc
             replays[(k.rank, k.correlation_id)].append(k)
     calls: list[OpCall] = []
     attributed = ambiguous = done = 0
-    chosen: dict[tuple[str, ...], list[CapturedLaunch] | None] = {}  # a graph replays the same kernels each time
+    # a graph replays the same kernels each time: each distinct sequence is aligned once
+    chosen: dict[tuple[str, ...], tuple[list[CapturedLaunch] | None, bool]] = {}
     for kernels in replays.values():
         kernels.sort(key=lambda k: k.start_ns or 0)
         names = tuple(k.name for k in kernels)
         if names not in chosen:
             chosen[names] = _capture_for(names, list(captures.values()))
-        nodes = chosen[names]
+        nodes, tied = chosen[names]
         if nodes is None:
-            ambiguous += any(_align(names, c) is not None for c in captures.values())
+            ambiguous += tied
             continue
         attributed += 1
         pairs = list(zip(kernels, nodes, strict=True))
@@ -78,15 +79,18 @@ def attribute(launches: Sequence[KernelLaunch], captured: Sequence[CapturedLaunc
     )
 
 
-def _capture_for(names: tuple[str, ...], captures: list[list[CapturedLaunch]]) -> list[CapturedLaunch] | None:
+def _capture_for(
+    names: tuple[str, ...], captures: list[list[CapturedLaunch]]
+) -> tuple[list[CapturedLaunch] | None, bool]:
     """The captured launches one replay's kernels are, node for node: from the capture they align with fully
-    and with the fewest skips; None when none aligns, or when tied captures attribute different op calls."""
+    and with the fewest skips; None when none aligns, or (then True) when tied captures attribute different op
+    calls."""
     fits = [aligned for c in captures if (aligned := _align(names, c)) is not None]
     if not fits:
-        return None
+        return None, False
     best = min(skips for skips, _ in fits)
     tied = [nodes for skips, nodes in fits if skips == best]
-    return tied[0] if len({_signature(nodes) for nodes in tied}) == 1 else None
+    return (tied[0], False) if len({_signature(nodes) for nodes in tied}) == 1 else (None, True)
 
 
 def _align(names: tuple[str, ...], capture: list[CapturedLaunch]) -> tuple[int, list[CapturedLaunch]] | None:

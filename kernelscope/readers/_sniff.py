@@ -92,6 +92,7 @@ def _ncu_csv(head: bytes) -> bool:
 
 # Ordered: first match wins.
 SIGNATURES: list[tuple[str, Callable[[bytes], bool]]] = [
+    ("nsys-rep", lambda head: head.startswith(NSYS_REP_MAGIC)),  # binary, a text signature first
     ("xplane", xplane_head),  # binary: its first bytes are a protobuf key, never text
     ("profile-json", _json_with(b'"kernelscope.profile.v1"')),
     ("rocprof-json", _json_with(b'"rocprofiler-sdk-tool"')),
@@ -132,8 +133,6 @@ def sniff(path: Path) -> str | None:
         return _sqlite_format(path)
     if magic.startswith(_NCU_MAGIC):
         return "ncu-rep"
-    if read_head(path, len(NSYS_REP_MAGIC)) == NSYS_REP_MAGIC:
-        return "nsys-rep"
     head = read_head(path)
     for fmt, pred in SIGNATURES:
         if pred(head):

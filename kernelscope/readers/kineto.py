@@ -708,8 +708,9 @@ def read_captured(path: Path) -> list[CapturedLaunch]:
     out = []
     for e in sorted(launches, key=attrgetter("ts")):
         ext = e.args.external_id if e.args is not None else None
-        op = ops.get(ext) if isinstance(ext, int) else None
-        call = calls.setdefault(ext, _call(op, [], inner=True)) if op is not None and isinstance(ext, int) else None
+        if isinstance(ext, int) and ext in ops and ext not in calls:
+            calls[ext] = _call(ops[ext], [], inner=True)
+        call = calls.get(ext) if isinstance(ext, int) else None
         kernel = e.args.kernel if e.args is not None and isinstance(e.args.kernel, str) else ""
         last = bisect_right(times, e.ts) - 1  # the last begin or end at or before the launch
         graph = begun[last] - 1 if last >= 0 and bounds[last][1] else None  # inside the capture that began there

@@ -11,7 +11,8 @@ Vendor quirks, all here:
 * ``nsys`` lives on ``PATH`` with a CUDA toolkit or Nsight Systems; otherwise in
   ``/opt/nvidia/nsight-systems/<version>/bin`` or, shipped inside Nsight Compute,
   ``/opt/nvidia/nsight-compute/<version>/host/target-linux-x64``. ``$NSYS`` names one explicitly.
-* ``nsys export`` exits 0 with no output file for a report it cannot convert; that is a failure too.
+* A report from a newer Nsight Systems makes an older ``nsys export`` exit 1 after writing part of a database
+  (2025.6.1 reports, 2025.3.1's nsys): only an exit 0 that left the file is read.
 """
 
 from __future__ import annotations
