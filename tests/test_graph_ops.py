@@ -16,7 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from conftest import csv_rows
+from conftest import assert_one_error_line, csv_rows, run_kscope
 
 from kernelscope import api
 from kernelscope.analyses.graph_ops import attribute
@@ -197,3 +197,11 @@ def test_shapes_records_the_graphs_ops() -> None:
     gemm = next(r for r in runs if r.op == "aten::addmm" and r.shape["in2"] == [2880, 5120])
     assert (gemm.calls, round(gemm.time_us, 1)) == (24, 387.0)
     assert not [r for r in api.shapes([trace]) if r.op == "aten::addmm"]
+
+
+def test_a_capture_that_is_no_kineto_trace_is_one_error_line() -> None:
+    trace = _DIR / "tracelens_vllm_decode_full.json.gz"
+    not_kineto = Path(__file__).parent / "data" / "nsys" / "h100_transformer_eager.sqlite"
+    result = run_kscope("roofline", str(trace), "--capture", str(not_kineto), "--json")
+    assert_one_error_line(result)
+    assert "expected a PyTorch profiler (Kineto) trace of the graph capture, found nsys-sqlite" in result.stderr
