@@ -280,8 +280,9 @@ def test_jax_step_marks_are_steps() -> None:
         if "step_num" in (e.get("args") or {})
     )
     prof = readers.read(_xplane("h200_jax_steps"))
-    assert [(a.step, a.start_ns, a.end_ns - a.start_ns) for a in prof.annotations] == marks
-    assert [a.name for a in prof.annotations] == [f"train#{s}" for s, _, _ in marks]
+    steps = [a for a in prof.annotations if a.step is not None]
+    assert [(a.step, a.start_ns, a.end_ns - a.start_ns) for a in steps] == marks
+    assert [a.name for a in steps] == [f"train#{s}" for s, _, _ in marks]
     gpu = {e["pid"] for e in chrome if e.get("name") == "process_name" and "/device:GPU" in e["args"]["name"]}
     last = [(start, start + dur) for _, start, dur in marks[-2:]]
     launched = {
@@ -295,3 +296,20 @@ def test_jax_step_marks_are_steps() -> None:
     want = sum(int(e["args"]["correlation_id"]) in launched for e in kernels)
     assert 0 < want < len(kernels)
     assert api.gap_report([_xplane("h200_jax_steps")], window="2").totals.launches == want
+
+
+def test_module_runs_are_phases() -> None:
+    """Each run of a compiled module (XLA's ``GpuExecutable::ExecuteThunks`` host range, named by its
+    ``module_name``) is a range ``--phase-by`` splits by. On the H200, every module's kernels and kernel time
+    equal what XLA's own Chrome trace of the capture stamps on each kernel (``hlo_module``), to the ns."""
+    chrome = json.loads(gzip.decompress((_DIR / "h200_jax_steps.perfetto.trace.json.gz").read_bytes()))["traceEvents"]
+    want: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for e in chrome:
+        args = e.get("args") or {}
+        if "kernel_details" in args:
+            want[args["hlo_module"]][0] += 1
+            want[args["hlo_module"]][1] += round(e["dur"] * 1000)
+    assert len(want) == 3
+    report = api.gap_report([_xplane("h200_jax_steps")], phase_by="^jit_")
+    got = {p.phase: [p.totals.launches, round(p.totals.kernel_time_us * 1000)] for p in report.phases}
+    assert got == want

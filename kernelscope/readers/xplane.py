@@ -24,6 +24,9 @@ Vendor quirks, all here:
   kernels as a CUDA graph: each carries ``cuda_graph_id`` and the correlation id of one ``cuGraphLaunch``.
 * ``jax.profiler.StepTraceAnnotation(name, step_num=N)`` is a host event with a ``step_num`` stat: read as the
   step annotation ``name#N`` (``Annotation.step``), which ``--window N`` selects by.
+* Each run of a compiled module is a host event with a ``module_name`` stat (``GpuExecutable::ExecuteThunks``,
+  ``jit_train_step``) enclosing the launch calls of its kernels: read as a host annotation named by the module,
+  which ``--phase-by`` splits by. XLA's old ROCm collector writes none.
 * The device plane's stats describe the GPU (vendor, ``core_count``, ``compute_cap_major/minor``, ``memory_size``,
   ``clock_rate`` in kHz); CUDA adds ``gpu_device_name``, ROCm names no product: ``hw.specs.identify`` matches the
   numbers to one.
@@ -67,7 +70,7 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
     if not gpus:
         names = ", ".join(sorted({name for name, _ in planes})[:6]) or "no planes"
         raise FormatError(path, _EXPECTED + " with /device:GPU planes", f"none ({names})")
-    calls, steps = _host((p for name, p in planes if name == "/host:CPU"), rank)
+    calls, ranges = _host((p for name, p in planes if name == "/host:CPU"), rank)
     src = str(path)
     launches: list[KernelLaunch] = []
     memory: list[MemoryOp] = []
@@ -85,7 +88,7 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
     return Profile(
         launches=launches,
         memory_ops=memory,
-        annotations=steps,
+        annotations=ranges,
         devices=devices,
         sources=[src],
         formats=[FORMAT],
@@ -234,36 +237,44 @@ def _stats(names: dict[int, str], *groups: Iterable[Any]) -> Stats:
 
 def _host(planes: Iterable[Any], rank: int | None) -> tuple[dict[int, tuple[int, int, bool]], list[Annotation]]:
     """correlation id -> (start ns, duration ns, a graph launch?) of the host call that queued each GPU op; and
-    the steps the program marked (``jax.profiler.StepTraceAnnotation``: an event with a ``step_num`` stat)."""
+    the ranges: the steps the program marked (``jax.profiler.StepTraceAnnotation``: an event with a ``step_num``
+    stat) and each run of a compiled module (an event with a ``module_name`` stat)."""
     calls: dict[int, tuple[int, int, bool]] = {}
-    steps: list[Annotation] = []
+    ranges: list[Annotation] = []
     for plane in planes:
         stat_names = _names(plane.stat_metadata)
-        corr_ids = {k for k, name in stat_names.items() if name == "correlation_id"}
-        step_ids = {k for k, name in stat_names.items() if name == "step_num"}
+        wanted = {k: name for k, name in stat_names.items() if name in ("correlation_id", "step_num", "module_name")}
         names = _names(plane.event_metadata)
         for line in plane.lines:
             for ev in line.events:
-                stats = ev.stats
-                if not stats or ev.WhichOneof("data") != "offset_ps":
+                if not ev.stats or ev.WhichOneof("data") != "offset_ps":
                     continue
-                corr = next((st for st in stats if st.metadata_id in corr_ids), None)
-                step = next((st for st in stats if st.metadata_id in step_ids), None)
-                if corr is None and step is None:
-                    continue
-                times = _times(line, ev)
+                found = {wanted[st.metadata_id]: st for st in ev.stats if st.metadata_id in wanted}
+                times = _times(line, ev) if found else None
                 if times is None:
                     continue
                 name = names.get(ev.metadata_id, "")
-                key = _stat_int(corr)
+                key = _stat_int(found.get("correlation_id"))
                 if key is not None:
                     calls.setdefault(key, (*times, "GraphLaunch" in name))
-                number = _stat_int(step)
+                start, end = times[0], times[0] + times[1]
+                number = _stat_int(found.get("step_num"))
                 if number is not None and number >= 0:
-                    start, end = times[0], times[0] + times[1]
-                    mark = Annotation(name=f"{name}#{number}", start_ns=start, end_ns=end, rank=rank, step=number)
-                    steps.append(mark)
-    return calls, steps
+                    ranges.append(
+                        Annotation(name=f"{name}#{number}", start_ns=start, end_ns=end, rank=rank, step=number)
+                    )
+                module = found.get("module_name")
+                if module is not None and (label := _stat_text(stat_names, module)):
+                    ranges.append(Annotation(name=label, start_ns=start, end_ns=end, rank=rank))
+    return calls, ranges
+
+
+def _stat_text(stat_names: dict[int, str], st: Any) -> str:
+    """A text stat's value (inline, or interned as another stat metadata's name); "" for any other kind."""
+    which = st.WhichOneof("value")
+    if which == "str_value":
+        return text.name(st.str_value)
+    return stat_names.get(st.ref_value, "") if which == "ref_value" else ""
 
 
 def _stat_int(st: Any) -> int | None:
