@@ -98,7 +98,6 @@ def test_nothing_to_report_is_one_error_line(tmp_path: Path) -> None:
     assert_one_error_line(run_kscope("report", "-o", str(tmp_path / "r")))
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
 def test_a_gpu_the_database_lacks_leaves_the_report_whole_without_a_roofline(tmp_path: Path) -> None:
     """A real trace from a GPU the hardware database has no entry for (a GH200 in the field): report and
     suggest still give everything else, say why there is no roofline, and exit 0; the same name given
@@ -145,6 +144,7 @@ def test_a_trace_profiled_without_shapes_says_so_instead_of_an_empty_roofline(tm
     assert any("record_shapes=True" in n for n in report["notes"])
 
 
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (installed by .ci/run)")
 def test_dashboard_renders_offline_in_chromium(folder: Path, tmp_path: Path) -> None:
     """The page is loaded from disk with the network off; the screenshot must show the plots' ink."""
     from matplotlib.image import imread
