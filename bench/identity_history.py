@@ -97,6 +97,7 @@ FIRST = {
     60: "637999a",
     61: "5b35853",
     62: "3bffb0b",
+    63: "ce06835",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
