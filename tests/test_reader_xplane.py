@@ -21,6 +21,7 @@ import pytest
 from conftest import assert_one_error_line, csv_rows, run_kscope
 
 from kernelscope import api, readers
+from kernelscope.analyses import window
 from kernelscope.errors import FormatError, MissingToolError
 from kernelscope.model import Dim3, Profile
 
@@ -298,18 +299,41 @@ def test_jax_step_marks_are_steps() -> None:
     assert api.gap_report([_xplane("h200_jax_steps")], window="2").totals.launches == want
 
 
-def test_module_runs_are_phases() -> None:
-    """Each run of a compiled module (XLA's ``GpuExecutable::ExecuteThunks`` host range, named by its
-    ``module_name``) is a range ``--phase-by`` splits by. On the H200, every module's kernels and kernel time
-    equal what XLA's own Chrome trace of the capture stamps on each kernel (``hlo_module``), to the ns."""
-    chrome = json.loads(gzip.decompress((_DIR / "h200_jax_steps.perfetto.trace.json.gz").read_bytes()))["traceEvents"]
-    want: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+def _modules(stem: str) -> dict[tuple[int, str], list[int]]:
+    """(GPU, module) -> [kernels, kernel ns], as XLA's own Chrome trace of the capture stamps each kernel."""
+    chrome = json.loads(gzip.decompress((_DIR / f"{stem}.perfetto.trace.json.gz").read_bytes()))["traceEvents"]
+    gpus = {
+        e["pid"]: int(e["args"]["name"].rpartition(":")[2])
+        for e in chrome
+        if e.get("name") == "process_name" and "/device:GPU:" in e["args"]["name"]
+    }
+    out: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])
     for e in chrome:
         args = e.get("args") or {}
         if "kernel_details" in args:
-            want[args["hlo_module"]][0] += 1
-            want[args["hlo_module"]][1] += round(e["dur"] * 1000)
-    assert len(want) == 3
-    report = api.gap_report([_xplane("h200_jax_steps")], phase_by="^jit_")
-    got = {p.phase: [p.totals.launches, round(p.totals.kernel_time_us * 1000)] for p in report.phases}
+            cell = out[(gpus[e["pid"]], args["hlo_module"])]
+            cell[0] += 1
+            cell[1] += round(e["dur"] * 1000)
+    return out
+
+
+@pytest.mark.parametrize("stem", ["h200_jax_steps", "h200x2_jax_modules"])
+def test_module_runs_are_phases(stem: str) -> None:
+    """Each run of a compiled module (XLA's ``GpuExecutable::ExecuteThunks`` host range, named by its
+    ``module_name``) is a range ``--phase-by`` splits by. Every module's kernels and kernel time, per GPU, equal
+    what XLA's own Chrome trace of the capture stamps on each kernel (``hlo_module``), to the ns: on one H200, and
+    on two driven by one process, where one SPMD module's parts run from a thread per GPU beside a module
+    committed to each GPU."""
+    want = _modules(stem)
+    assert len(want) == (3 if stem == "h200_jax_steps" else 4)
+    prof = readers.read(_xplane(stem))
+    got: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])
+    for phase, (part, _) in window.phases(prof, "^jit_").items():
+        for k in part.launches:
+            cell = got[(k.device or 0, phase)]
+            cell[0] += 1
+            cell[1] += k.duration_ns
     assert got == want
+    report = api.gap_report([_xplane(stem)], phase_by="^jit_")
+    by_module = {p.phase: p.totals.launches for p in report.phases}
+    assert by_module == {m: sum(n for (_, mm), (n, _) in want.items() if mm == m) for _, m in want}
