@@ -10,8 +10,6 @@ set -uo pipefail
 : "${OUT:?set OUT to the folder for the results}"
 export PYTHONUNBUFFERED=1
 python3 - "$OUT" <<'PY' 2>&1 | tee "$OUT/log.txt"
-import glob
-import shutil
 import sys
 
 import jax
@@ -57,10 +55,5 @@ for _ in range(3):
 with jax.profiler.trace(f"{out}/jaxprof", create_perfetto_trace=True):
     results = [step() for _ in range(5)]
     jax.block_until_ready(results)
-for pattern, name in (("*.xplane.pb", "jax_two_gpus.xplane.pb"), ("*.trace.json.gz", "jax_two_gpus.perfetto.trace.json.gz")):
-    found = glob.glob(f"{out}/jaxprof/plugins/profile/*/{pattern}")
-    print(pattern, found)
-    if found:
-        shutil.copy(found[0], f"{out}/{name}")
-shutil.rmtree(f"{out}/jaxprof")
 PY
+bash "$(dirname "$0")/jax_keep_capture.sh" "$OUT" jax_two_gpus | tee -a "$OUT/log.txt"

@@ -11,9 +11,7 @@ set -uo pipefail
 : "${OUT:?set OUT to the folder for the results}"
 export PYTHONUNBUFFERED=1
 python3 - "$OUT" "${STEPS:-5}" <<'PY' 2>&1 | tee "$OUT/log.txt"
-import glob
 import os
-import shutil
 import sys
 from contextlib import nullcontext
 
@@ -68,11 +66,6 @@ with jax.profiler.trace(f"{out}/jaxprof", create_perfetto_trace=steps <= 5, prof
     for i in range(steps):
         with jax.profiler.StepTraceAnnotation("train", step_num=i) if os.environ.get("STEP_MARKS") else nullcontext():
             step(steps <= 5 or i % 50 == 0)
-for pattern, name in (("*.xplane.pb", "h200_jax.xplane.pb"), ("*.trace.json.gz", "h200_jax.perfetto.trace.json.gz")):
-    found = glob.glob(f"{out}/jaxprof/plugins/profile/*/{pattern}")
-    print(pattern, found)
-    if found:
-        shutil.copy(found[0], f"{out}/{name}")
-shutil.rmtree(f"{out}/jaxprof")
 PY
+bash "$(dirname "$0")/jax_keep_capture.sh" "$OUT" h200_jax | tee -a "$OUT/log.txt"
 if [ "${STEPS:-5}" -gt 5 ]; then gzip -f "$OUT/h200_jax.xplane.pb"; rm -f "$OUT/h200_jax.perfetto.trace.json.gz"; fi
