@@ -263,18 +263,10 @@ def _host(planes: Iterable[Any], rank: int | None) -> tuple[dict[int, tuple[int,
                     ranges.append(
                         Annotation(name=f"{name}#{number}", start_ns=start, end_ns=end, rank=rank, step=number)
                     )
-                module = found.get("module_name")
-                if module is not None and (label := _stat_text(stat_names, module)):
-                    ranges.append(Annotation(name=label, start_ns=start, end_ns=end, rank=rank))
+                module = _stats(stat_names, [found["module_name"]]).get("module_name") if "module_name" in found else ""
+                if module and isinstance(module, str):
+                    ranges.append(Annotation(name=module, start_ns=start, end_ns=end, rank=rank))
     return calls, ranges
-
-
-def _stat_text(stat_names: dict[int, str], st: Any) -> str:
-    """A text stat's value (inline, or interned as another stat metadata's name); "" for any other kind."""
-    which = st.WhichOneof("value")
-    if which == "str_value":
-        return text.name(st.str_value)
-    return stat_names.get(st.ref_value, "") if which == "ref_value" else ""
 
 
 def _stat_int(st: Any) -> int | None:
