@@ -98,6 +98,8 @@ FIRST = {
     61: "5b35853",
     62: "3bffb0b",
     63: "ce06835",
+    64: "7a4f7ff",
+    65: "5635a64",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}

@@ -227,12 +227,20 @@ def _anonymous_files(raw: str) -> list[str]:
     return [_SOURCE_EXT.sub("", raw[m.end() : m.end() + int(m[1])]) for m in _ANONYMOUS_FILE.finditer(raw)]
 
 
+_RETURNS_VOID = re.compile(r"void\s+\w")
+
+
 def classify_one(name: str, dm: Demangled, rules: RuleSet) -> KernelIdentity:
     raw = name.strip()
     truncated = cxx.is_truncated(raw) or dm.repaired
     plain = cxx.clean(raw) if not dm.mangled else cxx.strip_suffixes(raw).rstrip(".…")
     text = cxx.clean(dm.text) if dm.mangled and dm.text != raw else cxx.clean(raw)
-    bare = not cxx.is_cxx(text) and not cxx.in_anonymous_namespace(dm.text if dm.mangled else raw)
+    # a name printed with its return type (``void r4d_gemm_kernel``: a report cut its template and parameters) is C++
+    bare = (
+        not cxx.is_cxx(text)
+        and not _RETURNS_VOID.match(raw)
+        and not cxx.in_anonymous_namespace(dm.text if dm.mangled else raw)
+    )
     comps = cxx.path(text) if not bare else [cxx.Component(text)]
     key, wrapper = _unwrap(comps, rules)
     at = cxx.key_component(key) if key else 0
