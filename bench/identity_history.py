@@ -100,6 +100,7 @@ FIRST = {
     63: "ce06835",
     64: "7a4f7ff",
     65: "5635a64",
+    66: "2f9caa0",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
