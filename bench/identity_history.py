@@ -101,6 +101,7 @@ FIRST = {
     64: "7a4f7ff",
     65: "5635a64",
     66: "2f9caa0",
+    67: "3f2f4ab",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
