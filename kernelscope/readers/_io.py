@@ -12,7 +12,7 @@ import shutil
 import sqlite3
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -74,26 +74,32 @@ def _scratch() -> tempfile.TemporaryDirectory[str]:
     return tempfile.TemporaryDirectory(prefix="kscope-sqlite-")  # removed when the process ends
 
 
-def scratch_file(suffix: str) -> Path:
-    """A new path in this process's private temporary folder (removed when the process ends)."""
-    return Path(_scratch().name) / f"{next(_COPIES)}{suffix}"
+def converted(path: Path, convert: Callable[[str, Path], None]) -> Path:
+    """The SQLite database ``convert(source, out)`` makes of ``path``, written into this process's private temporary
+    folder (removed when the process ends) once per process for the file as it is now: a file rewritten in place is
+    converted again. Used for what SQLite cannot open itself (gzip-compressed databases, Nsight reports)."""
+    st = path.stat()
+    return _convert_once(str(path.resolve()), st.st_size, st.st_mtime_ns, convert)
 
 
 @functools.cache
-def _gunzip_once(path: str, size: int, mtime_ns: int) -> Path:
-    del size, mtime_ns  # part of the key: a file rewritten in place is decompressed again
-    out = scratch_file(".sqlite")
-    with gzip.open(path, "rb") as src, out.open("wb") as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
+def _convert_once(path: str, size: int, mtime_ns: int, convert: Callable[[str, Path], None]) -> Path:
+    del size, mtime_ns  # part of the key
+    out = Path(_scratch().name) / f"{next(_COPIES)}.sqlite"
+    convert(path, out)
     return out
+
+
+def _gunzip(source: str, out: Path) -> None:
+    with gzip.open(source, "rb") as src, out.open("wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
 
 
 def _gunzipped(path: Path) -> Path:
     """A gzip-compressed database (``mytrace.rpd.gz``, ``report.sqlite.gz``) decompressed once per process into a
     private temporary folder: SQLite reads files, not streams."""
-    st = path.stat()
     try:
-        return _gunzip_once(str(path.resolve()), st.st_size, st.st_mtime_ns)
+        return converted(path, _gunzip)
     except (OSError, EOFError, zlib.error) as exc:
         raise unreadable(path, exc if isinstance(exc, OSError) else OSError(0, f"damaged gzip: {exc}")) from None
 

@@ -17,7 +17,6 @@ Vendor quirks, all here:
 
 from __future__ import annotations
 
-import functools
 import glob
 import os
 import shutil
@@ -27,7 +26,7 @@ from kernelscope.errors import FormatError, MissingToolError
 from kernelscope.model import Profile
 from kernelscope.process import run_tool
 from kernelscope.readers import nsys_sqlite
-from kernelscope.readers._io import scratch_file
+from kernelscope.readers._io import converted
 
 FORMAT = "nsys-rep"
 MAGIC = b"NVIDIA Tegra Profiler Report"
@@ -43,7 +42,7 @@ _EXPECTED = "an Nsight Systems report (.nsys-rep) that nsys export can convert"
 
 def read(path: Path, *, rank: int | None = None) -> Profile:
     """The report's kernels, copies, NVTX ranges and GPUs, through its SQLite export."""
-    return nsys_sqlite.read_as(_exported(path), str(path), rank=rank)
+    return nsys_sqlite.read_as(converted(path, _export), str(path), rank=rank)  # exported once per process
 
 
 def find_nsys() -> str | None:
@@ -58,14 +57,7 @@ def find_nsys() -> str | None:
     return next((c for c in candidates if os.access(c, os.X_OK)), None)
 
 
-def _exported(path: Path) -> Path:
-    st = path.stat()
-    return _export_once(str(path.resolve()), st.st_size, st.st_mtime_ns)
-
-
-@functools.cache
-def _export_once(path: str, size: int, mtime_ns: int) -> Path:
-    del size, mtime_ns  # part of the key: a report rewritten in place is exported again
+def _export(path: str, out: Path) -> None:
     nsys = find_nsys()
     if nsys is None:
         raise MissingToolError(
@@ -73,7 +65,6 @@ def _export_once(path: str, size: int, mtime_ns: int) -> Path:
             f"run `nsys export --type sqlite --output {Path(path).stem}.sqlite {path}` where Nsight Systems is "
             "installed and pass the .sqlite (or put nsys on PATH, or name it in $NSYS)",
         )
-    out = scratch_file(".sqlite")
     done = run_tool(
         [nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "--output", str(out), path],
         timeout_s=_EXPORT_TIMEOUT_S,
@@ -81,4 +72,3 @@ def _export_once(path: str, size: int, mtime_ns: int) -> Path:
     if done.returncode != 0 or not out.exists():
         said = (done.stderr or done.stdout).strip().splitlines()
         raise FormatError(path, _EXPECTED, f"a report nsys export refused ({said[-1] if said else 'no output'})")
-    return out
