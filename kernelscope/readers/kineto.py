@@ -690,9 +690,7 @@ def read_captured(path: Path) -> list[CapturedLaunch]:
             ext = e.args.external_id if e.args is not None else None
             if e.cat in _OP_CATS and isinstance(ext, int):
                 ops[ext] = e  # a later op with the id is an inner one, in Kineto's order
-            elif e.cat in _API_CATS and (
-                (e.args is not None and isinstance(e.args.kernel, str) and e.args.kernel) or _LAUNCH_CALL.search(e.name)
-            ):
+            elif e.cat in _API_CATS and (_launched(e) or _LAUNCH_CALL.search(e.name)):
                 launches.append(e)
             elif e.cat in _API_CATS and (_BEGIN_CAPTURE in e.name or _END_CAPTURE in e.name):
                 bounds.append((e.ts, _BEGIN_CAPTURE in e.name))
@@ -711,11 +709,17 @@ def read_captured(path: Path) -> list[CapturedLaunch]:
         if isinstance(ext, int) and ext in ops and ext not in calls:
             calls[ext] = _call(ops[ext], [], inner=True)
         call = calls.get(ext) if isinstance(ext, int) else None
-        kernel = e.args.kernel if e.args is not None and isinstance(e.args.kernel, str) else ""
+        kernel = _launched(e)
         last = bisect_right(times, e.ts) - 1  # the last begin or end at or before the launch
         graph = begun[last] - 1 if last >= 0 and bounds[last][1] else None  # inside the capture that began there
         out.append(CapturedLaunch(kernel=kernel, call=call, graph=graph))
     return out
+
+
+def _launched(e: _CaptureEvent) -> str:
+    """The kernel a launch call names (ROCm's ``args.kernel``); "" where it names none (CUDA's)."""
+    kernel = e.args.kernel if e.args is not None else None
+    return kernel if isinstance(kernel, str) else ""
 
 
 def _scan(
