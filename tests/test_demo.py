@@ -16,7 +16,7 @@ def test_demo_json_report_and_ground_truth(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     items = {it["dataset"]: it for it in json.loads(proc.stdout)}
     assert {"h100_train", "h100_phases"} <= set(items)
-    assert items["h100_train"]["gap"]["window"] == "last 2 ProfilerStep(s)"
+    assert items["h100_train"]["gap"]["window"] == "last 2 profiler steps"
     assert {p["phase"] for p in items["h100_phases"]["gap"]["phases"]} == {"prefill", "decode", "(outside)"}
     for k in MI350X_CAPTURES:
         it = items[f"mi350x_{k}"]

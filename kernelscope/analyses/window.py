@@ -55,7 +55,8 @@ class Window:
         if self.steady:
             return "steady iterations"
         if self.last_steps is not None:
-            return f"last {self.last_steps} ProfilerStep(s)"
+            # one label for PyTorch's ProfilerStep#N and JAX's StepTraceAnnotation
+            return f"last {self.last_steps} profiler step{'s' if self.last_steps > 1 else ''}"
         end = "end" if self.end_us is None else f"{self.end_us:g} us"
         return f"{self.start_us or 0:g} us to {end} from the first GPU activity"
 
