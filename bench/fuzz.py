@@ -391,6 +391,8 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
         put("xplane", f"{f}.xplane.pb", gzip.decompress((TESTS / "xplane" / f"{f}.xplane.pb.gz").read_bytes()))
     for f in ("h100_nsys_small_cuda_gpu_kern_sum.csv", "tsv_cuda_gpu_kern_sum.tsv", "stdout_csv.txt"):
         put("nsys-stats", f, _csv_head((TESTS / "nsys" / "stats" / f).read_bytes(), 25))
+    for f in ("h100_kern_sum_table.txt", "h100_kern_gb_sum_column.txt", "h200_profile_stats_log.txt"):
+        put("nsys-stats", f, (TESTS / "nsys" / "stats" / f).read_bytes())  # the human forms, whole
     for f in ("h100_softmax_fast_details.csv.gz", "h100_softmax_slow_raw.csv.gz"):
         put("ncu-csv", f.removesuffix(".gz"), gzip.decompress((TESTS / "ncu" / f).read_bytes()))
     for f in ("h100_softmax_fast_source_sass.csv.gz", "h100_softmax_slow_source_sass.csv.gz"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import json
 import shutil
 import sqlite3
 import statistics
@@ -152,5 +153,126 @@ def test_damaged_reports_are_one_error_line(tmp_path: Path) -> None:
     cut = tmp_path / "cut_cuda_gpu_kern_sum.csv"
     cut.write_text("\n".join(lines[:5]) + "\n" + lines[5][:40] + "\n")  # the last row cut mid-name
     assert_one_error_line(run_kscope("gap", cut))
-    table = run_kscope("gap", STATS / "stdout_table.txt")  # the human table: names cut with "…"
-    assert_one_error_line(table)
+    human = (STATS / "h100_kern_sum_table.txt").read_text().splitlines()
+    cut_table = tmp_path / "cut_table.txt"
+    cut_table.write_text("\n".join(human[:10]) + "\n" + human[10][:30] + "\n")  # the human table cut mid-row
+    assert_one_error_line(run_kscope("gap", cut_table))
+    no_kernels = tmp_path / "api_only.txt"  # nsys stats output holding no kernel summary
+    no_kernels.write_text("\n".join(line for line in human[:4]) + "\n")
+    assert_one_error_line(run_kscope("gap", no_kernels))
+
+
+# --- the human forms (column, table), as shared in .txt files and logs ----------------------------------
+
+
+def _cut_durations(export: Path) -> dict[str, list[int]]:
+    """SQL over the export with each name as nsys's human forms print it: over 100 characters, the first 99
+    and ``…`` (kernels whose names then agree are one row)."""
+    out: dict[str, list[int]] = defaultdict(list)
+    for name, ns in _durations(export).items():
+        out[name if len(name) <= 100 else name[:99] + "…"].extend(ns)
+    return out
+
+
+def _export(tmp_path: Path, gz: str) -> Path:
+    out = tmp_path / Path(gz).name.removesuffix(".gz")
+    out.write_bytes(gzip.decompress((NSYS / gz).read_bytes()))
+    return out
+
+
+H100, H200_TRANSFORMER, H200_PROFILED = (
+    "h100_nsys_small.sqlite.gz", "h200_transformer_export.sqlite.gz", "stats/h200_profiled_export.sqlite.gz"
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "gz", "tolerance_ns"),
+    [
+        ("stdout_table.txt", H100, 0.0),  # `nsys stats --report cuda_gpu_kern_sum`: the column form
+        ("h100_kern_sum_table.txt", H100, 0.0),  # --format table
+        ("h100_table_file_cuda_gpu_kern_sum.txt", H100, 0.0),  # --format table --output: the file it writes
+        ("h100_kern_sum_column_us.txt", H100, 0.5),  # --timeunit usec
+        ("h100_kern_gb_sum_column.txt", H100, 0.0),  # cuda_gpu_kern_gb_sum: GridXYZ and BlockXYZ, three numbers each
+        ("h100_default_reports.txt", H100, 0.0),  # plain `nsys stats`: every default report, kernels fourth
+        ("h200_default_reports.txt", H200_TRANSFORMER, 0.0),
+        ("h200_profile_stats_log.txt", H200_PROFILED, 0.0),  # `nsys profile --stats=true`: the program's log around it
+    ],
+)
+def test_the_human_forms_equal_sql_over_the_export(name: str, gz: str, tolerance_ns: float, tmp_path: Path) -> None:
+    truth = _cut_durations(_export(tmp_path, gz))
+    got = _stats(STATS / name)
+    assert set(got) == set(truth)
+    for k, ns in truth.items():
+        s = got[k]
+        assert s.calls == len(ns) and s.total_ns == pytest.approx(sum(ns), abs=tolerance_ns)
+        assert s.min_ns == pytest.approx(min(ns), abs=tolerance_ns)
+        assert s.max_ns == pytest.approx(max(ns), abs=tolerance_ns)
+
+
+def test_the_result_says_how_many_names_nsys_cut(tmp_path: Path) -> None:
+    full = _durations(_export(tmp_path, H100))
+    cut = {n[:99] for n in full if len(n) > 100}
+    shared = sum(len(n) > 100 for n in full) - len(cut)
+    assert shared >= 1  # the case that matters: two kernels whose cut names agree
+    proc = run_kscope("gap", STATS / "h100_kern_sum_table.txt", "--json")
+    assert proc.returncode == 0, proc.stderr
+    note = [w for w in json.loads(proc.stdout)["warnings"] if "nsys cut" in w]
+    assert len(note) == 1 and f"nsys cut {len(cut)} of {len(_cut_durations(_export(tmp_path, H100)))} " in note[0]
+    assert f"{shared} row" in note[0]
+
+
+def test_a_summary_at_the_end_of_a_long_log_is_found(tmp_path: Path) -> None:
+    """``nsys profile --stats=true`` prints its summaries after everything the program printed: a log whose
+    first 64 KiB hold none of them is still recognised (from its end) and read whole."""
+    log = tmp_path / "train.log"
+    body = (STATS / "h200_profile_stats_log.txt").read_bytes()
+    log.write_bytes(b"".join(b"step %d loss 1.234 lr 3e-4 \xff\n" % i for i in range(8000)) + body)
+    assert len(log.read_bytes()) - len(body) > 1 << 16
+    want = _stats(STATS / "h200_profile_stats_log.txt")
+    got = _stats(log)
+    assert {k: (s.calls, s.total_ns) for k, s in got.items()} == {k: (s.calls, s.total_ns) for k, s in want.items()}
+
+
+def test_the_grid_and_block_report_beside_the_kernel_report_is_not_counted_twice(tmp_path: Path) -> None:
+    both = tmp_path / "both.txt"
+    both.write_text(
+        (STATS / "h100_kern_sum_table.txt").read_text() + (STATS / "h100_kern_gb_sum_column.txt").read_text()
+    )
+    truth = _cut_durations(_export(tmp_path, H100))
+    got = _stats(both)
+    assert sum(s.total_ns for s in got.values()) == sum(sum(v) for v in truth.values())
+
+
+def test_two_summaries_in_one_file_are_added_together_and_said(tmp_path: Path) -> None:
+    two = tmp_path / "two_runs.txt"
+    two.write_text((STATS / "h100_default_reports.txt").read_text() + (STATS / "h200_default_reports.txt").read_text())
+    calls = sum(len(v) for gz in (H100, H200_TRANSFORMER) for v in _durations(_export(tmp_path, gz)).values())
+    result = api.gap_report([two])
+    assert result.totals.launches == calls
+    assert any("2 kernel summaries" in w for w in result.warnings)
+
+
+def test_the_pre_2022_column_layout_reads_the_same(tmp_path: Path) -> None:
+    """nsys 2021 printed "CUDA Kernel Statistics:" with Average/Minimum/Maximum (ns), no median, thousands
+    separators and whole names: the report of the real export in that layout gives SQL's numbers."""
+    truth = _durations(export_path := _export(tmp_path, H100))
+    del export_path
+    rows = list(csv.reader(DEFAULT.read_text().splitlines()))[1:]
+    cells = [
+        [r[0], f"{int(r[1]):,}", r[2], f"{float(r[3]):,.1f}", f"{int(r[5]):,}", f"{int(r[6]):,}", r[8]] for r in rows
+    ]
+    head = ["Time(%)", "Total Time (ns)", "Instances", "Average", "Minimum", "Maximum", "Name"]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(head)]
+    lines = ["CUDA Kernel Statistics:", "", " " + "  ".join(h.center(w) for h, w in zip(head, widths, strict=True))]
+    lines.append(" " + "  ".join("-" * w for w in widths))
+    lines += [" " + "  ".join([*(c.rjust(w) for c, w in zip(r[:-1], widths, strict=False)), r[-1]]) for r in cells]
+    old = tmp_path / "nsys2021_stats.txt"
+    old.write_text(
+        "\n".join(["Collecting data...", *lines, "", "", "CUDA Memory Operation Statistics (by time):"]) + "\n"
+    )
+    got = _stats(old)
+    assert set(got) == set(truth)
+    for name, ns in truth.items():
+        s = got[name]
+        assert (s.calls, s.total_ns, s.min_ns, s.max_ns) == (len(ns), sum(ns), min(ns), max(ns))
+        assert s.median_ns is None

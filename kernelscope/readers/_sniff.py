@@ -15,7 +15,7 @@ from pathlib import Path
 from kernelscope.readers._csv import norm
 from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, open_raw, sqlite_names
 from kernelscope.readers.nsys_rep import MAGIC as NSYS_REP_MAGIC
-from kernelscope.readers.nsys_stats import HEADER_LINES, header_columns
+from kernelscope.readers.nsys_stats import HEADER_LINES, header_columns, looks_human
 from kernelscope.readers.rocprof_v1_json import MARKERS as ROCPROF_V1_MARKERS
 from kernelscope.readers.rpd import TABLES as RPD_TABLES
 from kernelscope.readers.xplane import looks_like as xplane_head
@@ -37,6 +37,17 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
         except (OSError, EOFError, zlib.error):
             return b""
     return raw
+
+
+def read_tail(path: Path, size: int = HEAD_BYTES) -> bytes:
+    """The last ``size`` bytes of an uncompressed file from its first whole line (b"" if unreadable or gzip)."""
+    with open_raw(path) as f:
+        if f.read(2) == _GZIP_MAGIC:
+            return b""
+        f.seek(0, 2)
+        f.seek(max(0, f.tell() - size))
+        tail = f.read(size)
+    return tail.split(b"\n", 1)[1] if len(tail) == size and b"\n" in tail else tail
 
 
 def _csv_header(head: bytes) -> str:
@@ -104,6 +115,7 @@ SIGNATURES: list[tuple[str, Callable[[bytes], bool]]] = [
     ("rocprof-kernel-trace", _has_cols("KernelName", "BeginNs", "EndNs")),  # rocprof v1/v2 results.csv
     ("ncu-csv", _ncu_csv),
     ("nsys-kern-sum", _nsys_kern_sum),
+    ("nsys-kern-sum", looks_human),  # its column or table form, e.g. a shared .txt of nsys stats' output
 ]
 
 
@@ -137,4 +149,5 @@ def sniff(path: Path) -> str | None:
     for fmt, pred in SIGNATURES:
         if pred(head):
             return fmt
-    return None
+    # `nsys profile --stats=true` prints its summaries after the program's own output: at the end of a log
+    return "nsys-kern-sum" if looks_human(read_tail(path)) else None

@@ -7,17 +7,28 @@ nsys before 2022 (``gpukernsum``) printed Average, Minimum and Maximum in ns and
 ``:mangled`` variants change only the names; ``cuda_gpu_kern_gb_sum`` (a row per grid and block of a kernel) reads
 as one row per kernel. Like rocprofv3's ``kernel_stats.csv`` there is no timeline: the
 profile has ``timing="none"`` and only ``stats``.
+
+The human forms are read too, since they are what gets shared as ``.txt`` files and logs: the default
+``column`` format (a dashed rule under the header, thousands separators) and ``--format table`` (``|`` cells
+between ``+---+`` borders), alone, among the other default reports of ``nsys stats``, at the end of an
+``nsys profile --stats=true`` log, or as nsys before 2022 printed them ("CUDA Kernel Statistics:", Average/
+Minimum/Maximum). Those forms cut names longer than 100 characters to 99 and ``…``; the result says so, and
+rows left with the same cut name are added together.
 """
 
 from __future__ import annotations
 
+import functools
+import io
 import re
 import zlib
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from kernelscope.errors import FormatError
+from kernelscope.errors import FormatError, partial_input
 from kernelscope.model import KernelStats, Profile, numbers
-from kernelscope.readers._csv import norm, open_text, rows, to_float, to_int
+from kernelscope.readers._csv import norm, rows, to_float, to_int
+from kernelscope.readers._io import open_binary
 
 FORMAT = "nsys-kern-sum"
 _EXPECTED = "an nsys stats cuda_gpu_kern_sum report (Time (%), Total Time, Instances, ..., Name columns)"
@@ -48,18 +59,27 @@ def header_columns(line: str) -> list[str] | None:
 
 def read(path: Path, *, rank: int | None = None) -> Profile:
     del rank  # statistics are already aggregated over the report
-    it = rows(path, _EXPECTED, delimiter=_delimiter(path))
-    cols = None
-    for _ in range(HEADER_LINES):
-        first = next(it, None)
-        if first is None or (cols := header_columns(",".join(first))) is not None:
-            break
-    if not cols:
-        raise FormatError(path, _EXPECTED, f"no Total Time/Instances/Name header in its first {HEADER_LINES} lines")
-    col, scale = _layout(cols)
     out = Profile(sources=[str(path)], formats=[FORMAT], timing="none")
+    head = _head(path)
+    if not any(header_columns(line) for line in head):
+        out.stats = _read_human(path)
+        return out
+    it = rows(path, _EXPECTED, delimiter="\t" if any("\t" in h and header_columns(h) for h in head) else ",")
+    cols = None
+    while cols is None and (first := next(it, None)) is not None:
+        cols = header_columns(",".join(first))
+    if cols is None:  # the head said otherwise: the file changed while it was read
+        raise FormatError(path, _EXPECTED, "its header is gone")
+    out.stats = _by_name(_stats(path, cols, it))
+    return out
+
+
+def _stats(path: Path, cols: list[str], body: Iterable[list[str]]) -> list[KernelStats]:
+    """The rows under one header; rows with impossible (negative) numbers dropped and counted."""
+    col, scale = _layout(cols)
+    out: list[KernelStats] = []
     dropped = 0
-    for n, row in enumerate(it, start=1):
+    for n, row in enumerate(body, start=1):
         if not row:
             continue
         if len(row) != len(cols):
@@ -72,7 +92,7 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
             dropped += 1
             continue
         avg, median, low, high, std = times
-        out.stats.append(
+        out.append(
             KernelStats(
                 name=row[col["name"]],
                 calls=calls,
@@ -87,7 +107,6 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
             )
         )
     numbers.count_dropped("kernel statistics", dropped, path)
-    out.stats = _by_name(out.stats)
     return out
 
 
@@ -113,14 +132,13 @@ def _by_name(stats: list[KernelStats]) -> list[KernelStats]:
     return list(out.values())
 
 
-def _delimiter(path: Path) -> str:
-    """Tab for ``--format tsv``, else comma (damage is reported by ``rows``)."""
+def _head(path: Path) -> list[str]:
+    """The first lines, where a CSV/TSV report has its header (undecodable bytes replaced: a log may hold any)."""
     try:
-        with open_text(path) as f:
-            head = [f.readline() for _ in range(HEADER_LINES)]
-    except (UnicodeDecodeError, OSError, EOFError, zlib.error):
-        return ","
-    return "\t" if any("\t" in h and header_columns(h) is not None for h in head) else ","
+        with io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline="") as f:
+            return [f.readline() for _ in range(HEADER_LINES)]
+    except (OSError, EOFError, zlib.error):
+        return []
 
 
 def _layout(cols: list[str]) -> tuple[dict[str, int], dict[str, float]]:
@@ -146,3 +164,102 @@ def _ns(row: list[str], col: dict[str, int], scale: dict[str, float], field: str
         return None
     v = to_float(row[col[field]])
     return None if v is None else v * scale[field]
+
+
+# --- the human forms -------------------------------------------------------------------------------------
+_RULE = re.compile(r"^\s*-+(?: +-+)*\s*$")  # column format: a dashed run under each header
+_BORDER = re.compile(r"^\s*\+-[-+]*\s*$")  # table format: +----+----+
+_CUT = "…"  # nsys ends a name it cut to 100 characters with this
+_WIDE = {"gridxyz", "blockxyz"}  # columns printed as three numbers each
+
+
+def looks_human(head: bytes) -> bool:
+    """``head`` holds a kernel summary in nsys's column or table form."""
+    return any(True for _ in _human_tables(head.decode("utf-8", "replace").splitlines()))
+
+
+def _column_cells(header: str, rule: str) -> list[str]:
+    """The header's cells under the rule's dashed runs (the last runs to the end of the line)."""
+    spans = [m.span() for m in re.finditer(r"-+", rule)]
+    return [header[a : (b if i + 1 < len(spans) else None)].strip() for i, (a, b) in enumerate(spans)]
+
+
+def _bar_cells(line: str, width: int) -> list[str]:
+    """A table row's cells; a name holding ``|`` (``operator|``) keeps it."""
+    cells = line.strip().removeprefix("|").removesuffix("|").split("|")
+    return [c.strip() for c in [*cells[: width - 1], "|".join(cells[width - 1 :])]]
+
+
+def _token_cells(line: str, cols: list[str]) -> list[str]:
+    """A column-format row by its tokens: one per number (three for a grid or block), the rest of the line is
+    the name (nsys aligns the columns, but the tokens do not depend on it)."""
+    wants = [3 if norm(c) in _WIDE else 1 for c in cols[:-1]]
+    tokens = list(re.finditer(r"\S+", line))
+    if len(tokens) <= sum(wants):  # a cut row: too few cells, which the row check reports
+        return [t.group() for t in tokens]
+    cells, i = [], 0
+    for n in wants:
+        cells.append(" ".join(t.group() for t in tokens[i : i + n]))
+        i += n
+    return [*cells, line[tokens[i].start() :].strip()]
+
+
+def _kernel_header(cols: list[str]) -> bool:
+    names = [norm(_UNIT.sub("", c)) for c in cols]
+    return {"totaltime", "instances", "name"} <= set(names) and names[-1] == "name"
+
+
+def _human_tables(lines: Iterable[str]) -> Iterator[tuple[list[str], list[list[str]]]]:
+    """Each kernel summary in ``lines`` as (header cells, row cells), in either human form."""
+    prev2 = prev = ""
+    cols: list[str] | None = None
+    split: Callable[[str], list[str]] = str.split
+    body: list[list[str]] = []
+    for raw in lines:
+        line = raw.rstrip("\r\n")
+        if cols is not None:
+            if line.strip() and not _BORDER.match(line):
+                body.append(split(line))
+                prev2, prev = prev, line
+                continue
+            yield cols, body
+            cols, body = None, []
+        if _RULE.match(line) and prev.strip() and _kernel_header(c := _column_cells(prev, line)):
+            cols, split = c, functools.partial(_token_cells, cols=c)
+        elif _BORDER.match(line) and _BORDER.match(prev2) and prev.lstrip().startswith("|"):
+            c = _bar_cells(prev, prev.count("|") - 1)
+            if _kernel_header(c):
+                cols, split = c, functools.partial(_bar_cells, width=len(c))
+        prev2, prev = prev, line
+    if cols is not None:
+        yield cols, body
+
+
+def _read_human(path: Path) -> list[KernelStats]:
+    try:
+        with io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline="") as f:
+            tables = list(_human_tables(f))
+    except (OSError, EOFError, zlib.error) as exc:
+        raise FormatError(path, _EXPECTED, f"unreadable ({exc})") from None
+    if not tables:
+        raise FormatError(
+            path, _EXPECTED, f"no CSV/TSV header in its first {HEADER_LINES} lines, nor a table in nsys's human forms"
+        )
+    # the grid/block report repeats the kernel report's time: read it only where the kernel report is absent
+    plain = [t for t in tables if not _WIDE & {norm(c) for c in t[0]}]
+    stats = [s for cols, body in (plain or tables) for s in _stats(path, cols, body)]
+    merged = _by_name(stats)
+    notes = []
+    if len(plain) > 1:
+        notes.append(f"{len(plain)} kernel summaries (one per input nsys processed) added together")
+    if cut := sum(s.name.endswith(_CUT) for s in merged):
+        note = f"nsys cut {cut} of {len(merged)} kernel names to 100 characters ('…'; `--format csv` keeps them whole)"
+        if len(plain) == 1 and (shared := len(stats) - len(merged)):
+            were = (
+                "rows sharing a cut name with another were" if shared > 1 else "row sharing a cut name with another was"
+            )
+            note += f", and {shared} {were} added to it"
+        notes.append(note)
+    if notes:
+        partial_input(f"{path}: " + "; ".join(notes))
+    return merged
