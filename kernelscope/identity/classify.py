@@ -154,7 +154,9 @@ def _dtype(
     quantizes = category == "quant" or _QUANTIZES.search(function) is not None
     if quantizes and (narrow := [d for d in targs if d in _NARROW]):
         return narrow[0]
-    integers = bool(wrapper) or category in ("sort_scan", "elementwise", "reduce")
+    # integer types are data where the kernel computes on them; ATen's indexing kernels' index the data
+    computes = bool(wrapper) and wrapper != "index_elementwise_kernel"
+    integers = computes or category in ("sort_scan", "elementwise", "reduce")
     local = " ".join(c.name for c in key if c.is_local)
     for found in (
         _pick(targs, integers, keyed=keyed),
