@@ -102,6 +102,8 @@ FIRST = {
     65: "5635a64",
     66: "2f9caa0",
     67: "3f2f4ab",
+    68: "903cd2e",
+    69: "00c5509",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
