@@ -393,6 +393,8 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
         put("nsys-stats", f, _csv_head((TESTS / "nsys" / "stats" / f).read_bytes(), 25))
     for f in ("h100_kern_sum_table.txt", "h100_kern_gb_sum_column.txt", "h200_profile_stats_log.txt"):
         put("nsys-stats", f, (TESTS / "nsys" / "stats" / f).read_bytes())  # the human forms, whole
+    for f in ("table_default.txt", "table_top15.txt", "log_with_table.txt"):
+        put("torch-table", f, (TESTS / "torch_table" / f).read_bytes())
     for f in ("h100_softmax_fast_details.csv.gz", "h100_softmax_slow_raw.csv.gz"):
         put("ncu-csv", f.removesuffix(".gz"), gzip.decompress((TESTS / "ncu" / f).read_bytes()))
     for f in ("h100_softmax_fast_source_sass.csv.gz", "h100_softmax_slow_source_sass.csv.gz"):
@@ -606,6 +608,7 @@ TARGETS: list[Target] = [
     Target("rocpd", "rocpd", _trace("rocpd"), ("gap", "{}"), sql=True),
     Target("nsys-sqlite", "nsys", _trace("nsys-sqlite"), ("gap", "{}"), sql=True),
     Target("nsys-kern-sum", "nsys-stats", _trace("nsys-kern-sum"), ("gap", "{}")),
+    Target("torch-table", "torch-table", _trace("torch-table"), ("gap", "{}")),
     Target("rpd", "rpd", _trace("rpd"), ("gap", "{}"), sql=True),
     Target("rocprof-v1-json", "rocprof-v1-json", _trace("rocprof-v1-json"), ("gap", "{}")),
     Target("ncu-csv", "ncu-csv", _trace("ncu-csv"), ("gap", "{}")),

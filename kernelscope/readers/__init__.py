@@ -43,7 +43,11 @@ READERS: dict[str, tuple[str, str]] = {
     ),
     "nsys-kern-sum": (
         "kernelscope.readers.nsys_stats",
-        "Nsight Systems nsys stats cuda_gpu_kern_sum report (CSV or TSV, any --timeunit)",
+        "Nsight Systems nsys stats cuda_gpu_kern_sum report (CSV or TSV, any --timeunit; or its column/table text)",
+    ),
+    "torch-table": (
+        "kernelscope.readers.torch_table",
+        "torch.profiler's printed key_averages().table(): its kernel rows (a pasted table or a log holding one)",
     ),
     "ncu-csv": ("kernelscope.readers.ncu_csv", "Nsight Compute CSV export (--page details|raw --csv)"),
     "ncu-rep": ("kernelscope.readers.ncu_rep", "Nsight Compute report .ncu-rep (needs the ncu-report wheel)"),

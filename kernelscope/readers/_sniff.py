@@ -18,6 +18,7 @@ from kernelscope.readers.nsys_rep import MAGIC as NSYS_REP_MAGIC
 from kernelscope.readers.nsys_stats import HEADER_LINES, header_columns, looks_human
 from kernelscope.readers.rocprof_v1_json import MARKERS as ROCPROF_V1_MARKERS
 from kernelscope.readers.rpd import TABLES as RPD_TABLES
+from kernelscope.readers.torch_table import looks_like as torch_table_head
 from kernelscope.readers.xplane import looks_like as xplane_head
 
 HEAD_BYTES = 1 << 16
@@ -116,7 +117,10 @@ SIGNATURES: list[tuple[str, Callable[[bytes], bool]]] = [
     ("ncu-csv", _ncu_csv),
     ("nsys-kern-sum", _nsys_kern_sum),
     ("nsys-kern-sum", looks_human),  # its column or table form, e.g. a shared .txt of nsys stats' output
+    ("torch-table", torch_table_head),
 ]
+# Printed tables that a log can hold after everything else the program printed: also looked for at its end
+_TEXT_TABLES = [("nsys-kern-sum", looks_human), ("torch-table", torch_table_head)]
 
 
 def _sqlite_format(path: Path) -> str | None:
@@ -149,5 +153,6 @@ def sniff(path: Path) -> str | None:
     for fmt, pred in SIGNATURES:
         if pred(head):
             return fmt
-    # `nsys profile --stats=true` prints its summaries after the program's own output: at the end of a log
-    return "nsys-kern-sum" if looks_human(read_tail(path)) else None
+    # `nsys profile --stats=true` and a training script print their tables after the program's own output
+    tail = read_tail(path)
+    return next((fmt for fmt, pred in _TEXT_TABLES if pred(tail)), None)

@@ -25,10 +25,11 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from kernelscope.errors import FormatError, partial_input
+from kernelscope.errors import FormatError
 from kernelscope.model import KernelStats, Profile, numbers
 from kernelscope.readers._csv import norm, rows, to_float, to_int
 from kernelscope.readers._io import open_binary
+from kernelscope.readers._tables import by_name, cut_note, lines, say
 
 FORMAT = "nsys-kern-sum"
 _EXPECTED = "an nsys stats cuda_gpu_kern_sum report (Time (%), Total Time, Instances, ..., Name columns)"
@@ -70,7 +71,7 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
         cols = header_columns(",".join(first))
     if cols is None:  # the head said otherwise: the file changed while it was read
         raise FormatError(path, _EXPECTED, "its header is gone")
-    out.stats = _by_name(_stats(path, cols, it))
+    out.stats = by_name(_stats(path, cols, it))
     return out
 
 
@@ -108,28 +109,6 @@ def _stats(path: Path, cols: list[str], body: Iterable[list[str]]) -> list[Kerne
         )
     numbers.count_dropped("kernel statistics", dropped, path)
     return out
-
-
-def _by_name(stats: list[KernelStats]) -> list[KernelStats]:
-    """One row per kernel: ``cuda_gpu_kern_gb_sum`` has a row per (grid, block) of a kernel. Calls, times and
-    shares add up, min and max combine; a median or deviation of the whole is not in the rows."""
-    out: dict[str, KernelStats] = {}
-    for s in stats:
-        if (o := out.get(s.name)) is None:
-            out[s.name] = s
-            continue
-        calls, total = o.calls + s.calls, o.total_ns + s.total_ns
-        out[s.name] = KernelStats(
-            name=s.name,
-            calls=calls,
-            total_ns=total,
-            avg_ns=total / calls if calls else None,
-            min_ns=min((v for v in (o.min_ns, s.min_ns) if v is not None), default=None),
-            max_ns=max((v for v in (o.max_ns, s.max_ns) if v is not None), default=None),
-            pct=None if o.pct is None or s.pct is None else o.pct + s.pct,
-            source=s.source,
-        )
-    return list(out.values())
 
 
 def _head(path: Path) -> list[str]:
@@ -236,11 +215,7 @@ def _human_tables(lines: Iterable[str]) -> Iterator[tuple[list[str], list[list[s
 
 
 def _read_human(path: Path) -> list[KernelStats]:
-    try:
-        with io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline="") as f:
-            tables = list(_human_tables(f))
-    except (OSError, EOFError, zlib.error) as exc:
-        raise FormatError(path, _EXPECTED, f"unreadable ({exc})") from None
+    tables = list(_human_tables(lines(path, _EXPECTED)))
     if not tables:
         raise FormatError(
             path, _EXPECTED, f"no CSV/TSV header in its first {HEADER_LINES} lines, nor a table in nsys's human forms"
@@ -248,18 +223,12 @@ def _read_human(path: Path) -> list[KernelStats]:
     # the grid/block report repeats the kernel report's time: read it only where the kernel report is absent
     plain = [t for t in tables if not _WIDE & {norm(c) for c in t[0]}]
     stats = [s for cols, body in (plain or tables) for s in _stats(path, cols, body)]
-    merged = _by_name(stats)
+    merged = by_name(stats)
     notes = []
     if len(plain) > 1:
         notes.append(f"{len(plain)} kernel summaries (one per input nsys processed) added together")
-    if cut := sum(s.name.endswith(_CUT) for s in merged):
-        note = f"nsys cut {cut} of {len(merged)} kernel names to 100 characters ('…'; `--format csv` keeps them whole)"
-        if len(plain) == 1 and (shared := len(stats) - len(merged)):
-            were = (
-                "rows sharing a cut name with another were" if shared > 1 else "row sharing a cut name with another was"
-            )
-            note += f", and {shared} {were} added to it"
-        notes.append(note)
-    if notes:
-        partial_input(f"{path}: " + "; ".join(notes))
+    # the grid/block report has a row per launch configuration: its rows share names whether or not nsys cut them
+    if note := cut_note("nsys", _CUT, 100, stats if len(plain) == 1 else merged, merged):
+        notes.append(note + " (`--format csv` keeps them whole)")
+    say(path, notes)
     return merged
