@@ -57,6 +57,16 @@ def test_kernel_rows_equal_the_traces_kernels(name: str, width: int) -> None:
         assert got[k].total_ns == pytest.approx(sum(us) * 1000, abs=1.0)
 
 
+def test_the_rows_that_look_alike_are_in_the_table() -> None:
+    """The cases the kernel test above separates: Inductor's Triton kernel beside the CPU op of its name that
+    launched it, and a record_function range's GPU row (no CPU time, more device time than the footer counts)."""
+    rows = [r.split() for r in (DATA / "table_default.txt").read_text().splitlines()]
+    triton = [r for r in rows if r and r[0].startswith("triton_")]
+    assert len(triton) >= 2 and {r[4] for r in triton} >= {"0.000us"} and len({r[0] for r in triton}) < len(triton)
+    assert any(r and r[0] == "pipeline_forward" and r[4] == "0.000us" for r in rows)
+    assert "pipeline_forward" not in _events() and any(n.startswith("triton_") for n in _events())
+
+
 def test_the_result_says_how_many_names_the_table_cut() -> None:
     full = _events()
     cut = {n[:52] for n in full if len(n) > 55}

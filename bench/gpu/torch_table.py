@@ -1,8 +1,9 @@
 """The tables torch.profiler prints (``prof.key_averages().table(...)``), the form people paste into issues, beside
 the Chrome trace of the same profile: ground truth for kscope's reading of the tables' kernel rows.
 
-One training step and two decode steps of the project's small transformer (``examples/workloads``) under
-``torch.profiler.profile(activities=[CPU, CUDA])``; then, into ``$OUT``: ``trace.json.gz`` (``export_chrome_trace``)
+One training step and two decode steps of the project's small transformer (``examples/workloads``) and three calls of
+a ``torch.compile``d function, inside a ``record_function`` range, under ``torch.profiler.profile(activities=[CPU,
+CUDA])``; then, into ``$OUT``: ``trace.json.gz`` (``export_chrome_trace``)
 and the table sorted and cut the ways people print it (default width, a wide name column, ``row_limit``, grouped by
 input shape), and a log with the table printed among other output. Usage (repository root, on the GPU machine):
 ``OUT=/some/folder python3 bench/gpu/torch_table.py``.
@@ -44,11 +45,23 @@ def workload() -> None:
     torch.cuda.synchronize()
 
 
+@torch.compile
+def fused(x: torch.Tensor) -> torch.Tensor:
+    """Inductor's Triton kernels: each launched from a CPU op of the kernel's own name."""
+    return torch.nn.functional.silu(x) * x.float().pow(2).mean(-1, keepdim=True).rsqrt()
+
+
 def main() -> None:
-    workload()  # warm-up: autotuning and module loads stay out of the profile
+    x = torch.randn(64, 4096, device="cuda")
+    workload()  # warm-up: autotuning, compilation and module loads stay out of the profile
+    fused(x)
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts, record_shapes=True) as prof:
-        workload()
+        with torch.profiler.record_function("pipeline_forward"):  # a user range: a CPU row and a GPU row
+            workload()
+            for _ in range(3):
+                fused(x)
+        torch.cuda.synchronize()
     trace = OUT / "trace.json"
     prof.export_chrome_trace(str(trace))
     with trace.open("rb") as src, gzip.open(OUT / "trace.json.gz", "wb") as dst:

@@ -3,7 +3,9 @@ and logs. Its kernel rows are per-kernel statistics: calls and the kernel's own 
 
 The table mixes rows of four sorts, told apart by their numbers: CPU ops (CPU time), kernels and runtime copies
 (device time, no CPU time), and the GPU side of ``record_function`` ranges (device time, no CPU time, and a CPU row
-of the same name or one of PyTorch's own range names: ``Optimizer.step#AdamW.step``, ``ProfilerStep#3``). Copies
+of the same name that owns none of that time, or one of PyTorch's own range names: ``Optimizer.step#AdamW.step``,
+``ProfilerStep#3``, or more device time than the footer's total). Inductor's Triton kernels have a CPU row of their
+name too, the op that launched them, owning exactly their time and calls. Copies
 (``Memcpy``/``Memset``) are not kernel time and are left out, as ranges are. The columns are found under the
 table's dashed rule (its headers may overflow their columns); numbers carry their unit (``us``, ``ms``, ``s``).
 Names longer than the name column are cut to it and end in ``...``; the result says how many, and rows whose cut
@@ -96,20 +98,27 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
     cols, rows, footer = found[0]
     at = {c.lower(): i for i, c in enumerate(cols)}
     device = next(c for c in at if _DEVICE.match(c))
-    cpu_names = set()
     parsed: list[tuple[str, float, float, int]] = []  # name, CPU total, device self, calls
     for n, cells in enumerate(rows, start=1):
         cpu, dev, calls = _ns(cells[at["cpu total"]]), _ns(cells[at[device]]), numbers.to_int(cells[at["# of calls"]])
         if cpu is None or dev is None or calls is None:
             raise FormatError(path, _EXPECTED, f"row {n} without CPU total, {device} and # of Calls numbers")
         parsed.append((cells[0], cpu, dev, calls))
+    # a CPU row's own device time and calls, by name: Inductor launches a Triton kernel from a CPU op of the kernel's
+    # name owning exactly its time, where a record_function range's CPU row owns none of the time its GPU row spans
+    launcher: dict[str, tuple[float, int]] = {}
+    for name, cpu, dev, calls in parsed:
         if cpu > 0:
-            cpu_names.add(cells[0])
+            t, c = launcher.get(name, (0.0, 0))
+            launcher[name] = (t + dev, c + calls)
     stats, dropped = [], 0
     for name, cpu, dev, calls in parsed:
-        # a kernel runs on the device alone; a record_function range's device side has a CPU row of its name
-        if cpu > 0 or dev <= 0 or name in cpu_names or _MEMORY.match(name) or _RANGE.search(name):
+        if cpu > 0 or dev <= 0 or _MEMORY.match(name) or _RANGE.search(name):
             continue
+        if name in launcher and (launcher[name][1] != calls or abs(launcher[name][0] - dev) > 1e-6 * dev):
+            continue  # the device side of a range
+        if footer is not None and dev > footer * 1.001:
+            continue  # more device time than the profile's kernels and copies hold: a range
         if calls <= 0:
             dropped += 1
             continue
