@@ -104,6 +104,8 @@ FIRST = {
     67: "3f2f4ab",
     68: "903cd2e",
     69: "00c5509",
+    70: "abbd69a",
+    71: "9e1c0bb",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
