@@ -102,6 +102,13 @@ def _ncu_csv(head: bytes) -> bool:
     return header.startswith("ID,Process ID,Process Name,Host Name,Kernel Name")
 
 
+# Printed tables (nsys stats' column or table form, torch.profiler's table), shared as .txt files or held in a log
+# after everything else the program printed: also looked for at a file's end
+_TEXT_TABLES: list[tuple[str, Callable[[bytes], bool]]] = [
+    ("nsys-kern-sum", looks_human),
+    ("torch-table", torch_table_head),
+]
+
 # Ordered: first match wins.
 SIGNATURES: list[tuple[str, Callable[[bytes], bool]]] = [
     ("nsys-rep", lambda head: head.startswith(NSYS_REP_MAGIC)),  # binary, a text signature first
@@ -116,11 +123,8 @@ SIGNATURES: list[tuple[str, Callable[[bytes], bool]]] = [
     ("rocprof-kernel-trace", _has_cols("KernelName", "BeginNs", "EndNs")),  # rocprof v1/v2 results.csv
     ("ncu-csv", _ncu_csv),
     ("nsys-kern-sum", _nsys_kern_sum),
-    ("nsys-kern-sum", looks_human),  # its column or table form, e.g. a shared .txt of nsys stats' output
-    ("torch-table", torch_table_head),
+    *_TEXT_TABLES,
 ]
-# Printed tables that a log can hold after everything else the program printed: also looked for at its end
-_TEXT_TABLES = [("nsys-kern-sum", looks_human), ("torch-table", torch_table_head)]
 
 
 def _sqlite_format(path: Path) -> str | None:

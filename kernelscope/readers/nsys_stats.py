@@ -19,16 +19,14 @@ rows left with the same cut name are added together.
 from __future__ import annotations
 
 import functools
-import io
+import itertools
 import re
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from kernelscope.errors import FormatError
 from kernelscope.model import KernelStats, Profile, numbers
 from kernelscope.readers._csv import norm, rows, to_float, to_int
-from kernelscope.readers._io import open_binary
 from kernelscope.readers._tables import by_name, cut_note, lines, say
 
 FORMAT = "nsys-kern-sum"
@@ -112,12 +110,8 @@ def _stats(path: Path, cols: list[str], body: Iterable[list[str]]) -> list[Kerne
 
 
 def _head(path: Path) -> list[str]:
-    """The first lines, where a CSV/TSV report has its header (undecodable bytes replaced: a log may hold any)."""
-    try:
-        with io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline="") as f:
-            return [f.readline() for _ in range(HEADER_LINES)]
-    except (OSError, EOFError, zlib.error):
-        return []
+    """The first lines, where a CSV/TSV report has its header."""
+    return list(itertools.islice(lines(path, _EXPECTED), HEADER_LINES))
 
 
 def _layout(cols: list[str]) -> tuple[dict[str, int], dict[str, float]]:

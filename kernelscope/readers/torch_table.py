@@ -113,13 +113,16 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
             launcher[name] = (t + dev, c + calls)
     stats, dropped = [], 0
     for name, cpu, dev, calls in parsed:
-        if cpu > 0 or dev <= 0 or _MEMORY.match(name) or _RANGE.search(name):
+        if cpu < 0 or dev < 0 or calls < 0:
+            dropped += 1
+            continue
+        if cpu > 0 or dev == 0 or _MEMORY.match(name) or _RANGE.search(name):
             continue
         if name in launcher and (launcher[name][1] != calls or abs(launcher[name][0] - dev) > 1e-6 * dev):
             continue  # the device side of a range
         if footer is not None and dev > footer * 1.001:
             continue  # more device time than the profile's kernels and copies hold: a range
-        if calls <= 0:
+        if calls == 0:  # device time in no call
             dropped += 1
             continue
         stats.append(KernelStats(name=name, calls=calls, total_ns=dev, avg_ns=dev / calls, source=str(path)))
