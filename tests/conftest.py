@@ -133,3 +133,14 @@ def assert_one_error_line(proc: subprocess.CompletedProcess[str]) -> None:
     lines = proc.stderr.splitlines()
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("kscope: error:"), proc.stderr
+
+
+def stats_by_name(path: Path, fmt: str) -> dict[str, Any]:
+    """The per-kernel statistics a printed or exported summary holds (sniffed as ``fmt``), by kernel name; such a
+    profile has no timeline and no launches."""
+    from kernelscope.readers import detect, read
+
+    assert detect(path) == fmt
+    prof = read(path)
+    assert prof.timing == "none" and not prof.launches
+    return {s.name: s for s in prof.stats}

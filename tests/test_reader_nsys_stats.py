@@ -14,11 +14,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from conftest import assert_one_error_line, run_kscope
+from conftest import assert_one_error_line, run_kscope, stats_by_name
 
 from kernelscope import api
 from kernelscope.model import KernelStats
-from kernelscope.readers import detect, read
 
 NSYS = Path(__file__).parent / "data" / "nsys"
 STATS = NSYS / "stats"
@@ -45,10 +44,7 @@ def _durations(export: Path) -> dict[str, list[int]]:
 
 
 def _stats(path: Path) -> dict[str, KernelStats]:
-    assert detect(path) == "nsys-kern-sum"
-    prof = read(path)
-    assert prof.timing == "none" and not prof.launches
-    return {s.name: s for s in prof.stats}
+    return stats_by_name(path, "nsys-kern-sum")
 
 
 def test_the_report_equals_sql_over_the_export(export: Path) -> None:

@@ -10,11 +10,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from conftest import assert_one_error_line, run_kscope
+from conftest import assert_one_error_line, run_kscope, stats_by_name
 
 from kernelscope import api
 from kernelscope.model import KernelStats
-from kernelscope.readers import detect, read
 
 DATA = Path(__file__).parent / "data" / "torch_table"
 
@@ -38,10 +37,7 @@ def _cut(width: int) -> dict[str, list[float]]:
 
 
 def _stats(path: Path) -> dict[str, KernelStats]:
-    assert detect(path) == "torch-table"
-    prof = read(path)
-    assert prof.timing == "none" and not prof.launches
-    return {s.name: s for s in prof.stats}
+    return stats_by_name(path, "torch-table")
 
 
 @pytest.mark.parametrize(
