@@ -106,6 +106,8 @@ FIRST = {
     69: "00c5509",
     70: "abbd69a",
     71: "9e1c0bb",
+    72: "bf9d671",
+    73: "afb9112",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
