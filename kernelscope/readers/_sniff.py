@@ -15,6 +15,7 @@ from pathlib import Path
 from kernelscope.readers._csv import norm
 from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, open_raw, sqlite_names
 from kernelscope.readers.nsys_rep import MAGIC as NSYS_REP_MAGIC
+from kernelscope.readers.nsys_sqlite import NVPROF_TABLE
 from kernelscope.readers.nsys_stats import HEADER_LINES, header_columns, looks_human
 from kernelscope.readers.rocprof_v1_json import MARKERS as ROCPROF_V1_MARKERS
 from kernelscope.readers.rpd import TABLES as RPD_TABLES
@@ -90,6 +91,11 @@ def _xla_trace_json(head: bytes) -> bool:
 
 # Formats recognised only to say which file to pass instead: format -> (what it is, what to do)
 REDIRECTS = {
+    "nvprof": (
+        "nvprof's SQLite database (a .nvvp of nvprof --export-profile), whose schema (StringTable, kernels split "
+        "between CUPTI_ACTIVITY_KIND_KERNEL and CONCURRENT_KERNEL) is not an Nsight Systems export",
+        "profile with nsys (nvprof is gone since CUDA 11 on sm_80 and later) and pass its .nsys-rep or SQLite export",
+    ),
     "xla-trace-json": (
         "XLA's trace-viewer JSON of a JAX capture, whose GPU events carry no kind to tell kernels from copies",
         "pass the .xplane.pb that jax.profiler.trace wrote beside it",
@@ -136,6 +142,8 @@ def _sqlite_format(path: Path) -> str | None:
             con.close()
     except SQL_ERRORS:
         return None
+    if NVPROF_TABLE in names and "StringIds" not in names:
+        return "nvprof"  # before nsys: nvprof's database has a CUPTI_ACTIVITY_KIND_KERNEL table too
     if "CUPTI_ACTIVITY_KIND_KERNEL" in names or "StringIds" in names:
         return "nsys-sqlite"
     if "kernels" in names or any(n.startswith("rocpd_kernel_dispatch") for n in names):

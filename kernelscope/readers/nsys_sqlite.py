@@ -39,6 +39,7 @@ from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, sql_rows, sqlite
 FORMAT = "nsys-sqlite"
 _EXPECTED = "an Nsight Systems SQLite export (nsys export --type sqlite)"
 _NSYS_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "StringIds", "NVTX_EVENTS", "TARGET_INFO_GPU", "META_DATA_EXPORT")
+NVPROF_TABLE = "StringTable"  # nvprof's names table: its databases share CUPTI_ACTIVITY_KIND_KERNEL, not the schema
 _NVTX_RANGES = (59, 60)  # NvtxPushPopRange, NvtxStartEndRange
 _EMIT_NVTX = re.compile(r"^(?P<op>[^,]+), (?:seq = \d+, )?op_id = \d+")
 # CUpti_ActivityMemcpyKind, for exports without ENUM_CUDA_MEMCPY_OPER.
@@ -285,6 +286,8 @@ def read_as(path: Path, src: str, *, rank: int | None = None) -> Profile:
         if not any(t in db.tables for t in _NSYS_TABLES):
             shown = ", ".join(sorted(db.tables)[:8]) or "none"
             raise FormatError(src, _EXPECTED, f"an SQLite database without its tables (tables: {shown})")
+        if NVPROF_TABLE in db.tables and "StringIds" not in db.tables:  # read as nsys, its kernels would be nameless
+            raise FormatError(src, _EXPECTED, "nvprof's database (StringTable, no StringIds): not an nsys export")
         meta: dict[str, Any] = {}
         if "META_DATA_EXPORT" in db.tables:
             meta = {str(k): v for k, v in db.con.execute("SELECT name, value FROM META_DATA_EXPORT")}
