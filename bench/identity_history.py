@@ -108,6 +108,8 @@ FIRST = {
     71: "9e1c0bb",
     72: "bf9d671",
     73: "afb9112",
+    74: "f9c55d0",
+    75: "665a289",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
