@@ -15,7 +15,7 @@ from pathlib import Path
 from kernelscope.readers._csv import norm
 from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, open_raw, sqlite_names
 from kernelscope.readers.nsys_rep import MAGIC as NSYS_REP_MAGIC
-from kernelscope.readers.nsys_sqlite import NVPROF_TABLE
+from kernelscope.readers.nsys_sqlite import is_nvprof
 from kernelscope.readers.nsys_stats import HEADER_LINES, header_columns, looks_human
 from kernelscope.readers.rocprof_v1_json import MARKERS as ROCPROF_V1_MARKERS
 from kernelscope.readers.rpd import TABLES as RPD_TABLES
@@ -142,7 +142,7 @@ def _sqlite_format(path: Path) -> str | None:
             con.close()
     except SQL_ERRORS:
         return None
-    if NVPROF_TABLE in names and "StringIds" not in names:
+    if is_nvprof(names):
         return "nvprof"  # before nsys: nvprof's database has a CUPTI_ACTIVITY_KIND_KERNEL table too
     if "CUPTI_ACTIVITY_KIND_KERNEL" in names or "StringIds" in names:
         return "nsys-sqlite"

@@ -39,7 +39,6 @@ from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, sql_rows, sqlite
 FORMAT = "nsys-sqlite"
 _EXPECTED = "an Nsight Systems SQLite export (nsys export --type sqlite)"
 _NSYS_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "StringIds", "NVTX_EVENTS", "TARGET_INFO_GPU", "META_DATA_EXPORT")
-NVPROF_TABLE = "StringTable"  # nvprof's names table: its databases share CUPTI_ACTIVITY_KIND_KERNEL, not the schema
 _NVTX_RANGES = (59, 60)  # NvtxPushPopRange, NvtxStartEndRange
 _EMIT_NVTX = re.compile(r"^(?P<op>[^,]+), (?:seq = \d+, )?op_id = \d+")
 # CUpti_ActivityMemcpyKind, for exports without ENUM_CUDA_MEMCPY_OPER.
@@ -56,6 +55,12 @@ _INTS = frozenset(
     {*_KERNEL_COLS, "start", "end", "globalTid", "corr", "bytes", "copyKind", "id", "smCount"}
     | {"computeMajor", "computeMinor"}
 )
+
+
+def is_nvprof(tables: set[str]) -> bool:
+    """nvprof's database: it shares ``CUPTI_ACTIVITY_KIND_KERNEL`` with nsys exports, not the schema (its names are in
+    ``StringTable``, concurrent kernels in another table), so read as an export its kernels would be nameless."""
+    return "StringTable" in tables and "StringIds" not in tables
 
 
 class _Db:
@@ -286,7 +291,7 @@ def read_as(path: Path, src: str, *, rank: int | None = None) -> Profile:
         if not any(t in db.tables for t in _NSYS_TABLES):
             shown = ", ".join(sorted(db.tables)[:8]) or "none"
             raise FormatError(src, _EXPECTED, f"an SQLite database without its tables (tables: {shown})")
-        if NVPROF_TABLE in db.tables and "StringIds" not in db.tables:  # read as nsys, its kernels would be nameless
+        if is_nvprof(db.tables):
             raise FormatError(src, _EXPECTED, "nvprof's database (StringTable, no StringIds): not an nsys export")
         meta: dict[str, Any] = {}
         if "META_DATA_EXPORT" in db.tables:
