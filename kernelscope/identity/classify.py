@@ -154,8 +154,8 @@ def _dtype(
     quantizes = category == "quant" or _QUANTIZES.search(function) is not None
     if quantizes and (narrow := [d for d in targs if d in _NARROW]):
         return narrow[0]
-    # integer types are data where the kernel computes on them; ATen's indexing kernels' index the data
-    computes = bool(wrapper) and wrapper != "index_elementwise_kernel"
+    # integer types are data where the kernel computes on them, not where an indexing wrapper moves data by them
+    computes = bool(wrapper) and not rules.indexing_wrappers.search(wrapper)
     integers = computes or category in ("sort_scan", "elementwise", "reduce")
     local = " ".join(c.name for c in key if c.is_local)
     for found in (

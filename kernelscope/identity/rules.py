@@ -73,6 +73,7 @@ class RuleSet:
     categories: tuple[Rule, ...]
     wrappers: re.Pattern[str]  # the wrapper templates' names, matched whole
     carriers: re.Pattern[str]
+    indexing_wrappers: re.Pattern[str]  # wrappers whose integer types are indices, not data
     attributes: dict[str, tuple[Attribute, ...]]
     type_dtypes: tuple[Spelling, ...]
     token_dtypes: tuple[Spelling, ...]
@@ -160,6 +161,7 @@ def parse(doc: dict[str, Any]) -> RuleSet:
         categories=tuple(_rule(e) for e in doc["categories"]),
         wrappers=_compile("wrappers", "|".join(f"(?:{w})" for w in doc["wrappers"])),
         carriers=_compile("carriers", doc["carriers"]),
+        indexing_wrappers=_compile("indexing_wrappers", doc["indexing_wrappers"]),
         attributes=attrs,
         type_dtypes=tuple(_spelling("dtypes.types", e) for e in dt["types"]),
         token_dtypes=tuple(_spelling("dtypes.tokens", e) for e in dt["tokens"]),
