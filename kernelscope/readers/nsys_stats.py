@@ -45,6 +45,7 @@ _FIELDS = {
     "maximum": "max",
     "stddev": "std",
 }
+_KERNEL_COLUMNS = {"totaltime", "instances", "name"}  # what makes a header this report's
 HEADER_LINES = 8  # nsys prints a "Processing [...]" line (and a blank one) before the CSV when writing to stdout
 
 
@@ -52,8 +53,12 @@ def header_columns(line: str) -> list[str] | None:
     """The columns of ``line`` when it is this report's header (tab- or comma-separated), else None."""
     sep = "\t" if "\t" in line else ","
     cols = [c.strip().strip('"') for c in line.split(sep)]
-    names = {norm(_UNIT.sub("", c)) for c in cols}
-    return cols if {"totaltime", "instances", "name"} <= names else None
+    return cols if set(_names(cols)) >= _KERNEL_COLUMNS else None
+
+
+def _names(cols: list[str]) -> list[str]:
+    """The columns' names without their unit, normalized (``Total Time (ns)`` -> ``totaltime``)."""
+    return [norm(_UNIT.sub("", c)) for c in cols]
 
 
 def read(path: Path, *, rank: int | None = None) -> Profile:
@@ -119,9 +124,8 @@ def _layout(cols: list[str]) -> tuple[dict[str, int], dict[str, float]]:
     field's ns per unit."""
     col: dict[str, int] = {}
     scale: dict[str, float] = {}
-    for i, c in enumerate(cols):
+    for i, (c, key) in enumerate(zip(cols, _names(cols), strict=True)):
         unit = _UNIT.search(c)
-        key = norm(_UNIT.sub("", c))
         if key in _FIELDS:
             col[_FIELDS[key]] = i
             scale[_FIELDS[key]] = _NS_PER[unit.group(1)] if unit else 1.0
@@ -178,8 +182,9 @@ def _token_cells(line: str, cols: list[str]) -> list[str]:
 
 
 def _kernel_header(cols: list[str]) -> bool:
-    names = [norm(_UNIT.sub("", c)) for c in cols]
-    return {"totaltime", "instances", "name"} <= set(names) and names[-1] == "name"
+    """The kernel summary's header in a human form, where the name is the last column."""
+    names = _names(cols)
+    return set(names) >= _KERNEL_COLUMNS and names[-1] == "name"
 
 
 def _human_tables(lines: Iterable[str]) -> Iterator[tuple[list[str], list[list[str]]]]:
