@@ -395,6 +395,9 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
         put("nsys-stats", f, (TESTS / "nsys" / "stats" / f).read_bytes())  # the human forms, whole
     for f in ("table_default.txt", "table_top15.txt", "log_with_table.txt"):
         put("torch-table", f, (TESTS / "torch_table" / f).read_bytes())
+    put("nvprof", "nccl.nvvp", gzip.decompress((TESTS / "nvprof" / "nccl_v100.nvvp.gz").read_bytes()))
+    for f in ("summary.txt", "summary.csv", "summary_ms.txt", "summary_per_gpu.txt", "gpu_summary_us.csv"):
+        put("nvprof-summary", f, (TESTS / "nvprof" / f"nccl_v100.{f}").read_bytes())
     for f in ("h100_softmax_fast_details.csv.gz", "h100_softmax_slow_raw.csv.gz"):
         put("ncu-csv", f.removesuffix(".gz"), gzip.decompress((TESTS / "ncu" / f).read_bytes()))
     for f in ("h100_softmax_fast_source_sass.csv.gz", "h100_softmax_slow_source_sass.csv.gz"):
@@ -609,6 +612,8 @@ TARGETS: list[Target] = [
     Target("nsys-sqlite", "nsys", _trace("nsys-sqlite"), ("gap", "{}"), sql=True),
     Target("nsys-kern-sum", "nsys-stats", _trace("nsys-kern-sum"), ("gap", "{}")),
     Target("torch-table", "torch-table", _trace("torch-table"), ("gap", "{}")),
+    Target("nvprof", "nvprof", _trace("nvprof"), ("gap", "{}"), sql=True),
+    Target("nvprof-summary", "nvprof-summary", _trace("nvprof-summary"), ("gap", "{}")),
     Target("rpd", "rpd", _trace("rpd"), ("gap", "{}"), sql=True),
     Target("rocprof-v1-json", "rocprof-v1-json", _trace("rocprof-v1-json"), ("gap", "{}")),
     Target("ncu-csv", "ncu-csv", _trace("ncu-csv"), ("gap", "{}")),

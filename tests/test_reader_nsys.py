@@ -200,22 +200,3 @@ def test_non_sqlite_or_truncated_file(tmp_path: Path, content: bytes) -> None:
     db.write_bytes(content)
     with pytest.raises(FormatError, match="expected an Nsight Systems SQLite export"):
         nsys_sqlite.read(db)
-
-
-def test_an_nvprof_database_is_one_error_line_not_nameless_kernels(tmp_path: Path) -> None:
-    """nvprof's SQLite database (``.nvvp``) has a ``CUPTI_ACTIVITY_KIND_KERNEL`` table too, but names its kernels
-    through ``StringTable`` and puts concurrent ones in another table: read as an nsys export it would give nameless
-    or no kernels. Laid out as nvprof 10.x writes it (the tables and columns of public .nvvp files)."""
-    db = tmp_path / "timeline.nvvp"
-    con = sqlite3.connect(db)
-    con.execute("CREATE TABLE StringTable(_id_ INTEGER PRIMARY KEY, value TEXT NOT NULL)")
-    for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL"):
-        con.execute(f"CREATE TABLE {table}(_id_ INTEGER PRIMARY KEY, start INT, end INT, deviceId INT, name INT)")
-    con.execute("INSERT INTO StringTable VALUES (1, '_Z6kernelPfi')")
-    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL VALUES (1, 100, 200, 0, 1)")
-    con.commit()
-    con.close()
-    with pytest.raises(FormatError, match="nvprof"):
-        detect(db)
-    with pytest.raises(FormatError, match="nvprof"):
-        nsys_sqlite.read(db)

@@ -41,6 +41,10 @@ READERS: dict[str, tuple[str, str]] = {
         "kernelscope.readers.nsys_rep",
         "Nsight Systems report .nsys-rep (exported with nsys export --type sqlite, where nsys is installed)",
     ),
+    "nvprof": (
+        "kernelscope.readers.nvprof",
+        "nvprof's database (nvprof --export-profile / -o, .nvvp or .nvprof): kernels, copies and fills, GPUs",
+    ),
     "nsys-kern-sum": (
         "kernelscope.readers.nsys_stats",
         "Nsight Systems nsys stats cuda_gpu_kern_sum report (CSV or TSV, any --timeunit; or its column/table text)",
@@ -48,6 +52,10 @@ READERS: dict[str, tuple[str, str]] = {
     "torch-table": (
         "kernelscope.readers.torch_table",
         "torch.profiler's printed key_averages().table(): its kernel rows (a pasted table or a log holding one)",
+    ),
+    "nvprof-summary": (
+        "kernelscope.readers.nvprof_summary",
+        "nvprof's printed summary (==PID== Profiling result:): its kernel rows, every layout, CSV and -u too, in a log",
     ),
     "ncu-csv": ("kernelscope.readers.ncu_csv", "Nsight Compute CSV export (--page details|raw --csv)"),
     "ncu-rep": ("kernelscope.readers.ncu_rep", "Nsight Compute report .ncu-rep (needs the ncu-report wheel)"),

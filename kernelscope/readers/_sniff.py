@@ -17,6 +17,7 @@ from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, open_raw, sqlite
 from kernelscope.readers.nsys_rep import MAGIC as NSYS_REP_MAGIC
 from kernelscope.readers.nsys_sqlite import is_nvprof
 from kernelscope.readers.nsys_stats import HEADER_LINES, header_columns, looks_human
+from kernelscope.readers.nvprof_summary import looks_like as nvprof_summary_head
 from kernelscope.readers.rocprof_v1_json import MARKERS as ROCPROF_V1_MARKERS
 from kernelscope.readers.rpd import TABLES as RPD_TABLES
 from kernelscope.readers.torch_table import looks_like as torch_table_head
@@ -91,11 +92,6 @@ def _xla_trace_json(head: bytes) -> bool:
 
 # Formats recognised only to say which file to pass instead: format -> (what it is, what to do)
 REDIRECTS = {
-    "nvprof": (
-        "nvprof's SQLite database (a .nvvp of nvprof --export-profile), whose schema (StringTable, kernels split "
-        "between CUPTI_ACTIVITY_KIND_KERNEL and CONCURRENT_KERNEL) is not an Nsight Systems export",
-        "profile with nsys (nvprof is gone since CUDA 11 on sm_80 and later) and pass its .nsys-rep or SQLite export",
-    ),
     "xla-trace-json": (
         "XLA's trace-viewer JSON of a JAX capture, whose GPU events carry no kind to tell kernels from copies",
         "pass the .xplane.pb that jax.profiler.trace wrote beside it",
@@ -108,11 +104,12 @@ def _ncu_csv(head: bytes) -> bool:
     return header.startswith("ID,Process ID,Process Name,Host Name,Kernel Name")
 
 
-# Printed tables (nsys stats' column or table form, torch.profiler's table), shared as .txt files or held in a log
-# after everything else the program printed: also looked for at a file's end
+# Printed tables (nsys stats' column or table form, torch.profiler's table, nvprof's summary), shared as .txt files or
+# held in a log after everything else the program printed: also looked for at a file's end
 _TEXT_TABLES: list[tuple[str, Callable[[bytes], bool]]] = [
     ("nsys-kern-sum", looks_human),
     ("torch-table", torch_table_head),
+    ("nvprof-summary", nvprof_summary_head),
 ]
 
 # Ordered: first match wins.

@@ -10,8 +10,7 @@ Vendor quirks, all here:
 * Names are ids into ``StringIds(id, value)``: ``demangledName`` (the name), ``mangledName`` (recent
   versions, may be NULL) and ``shortName`` (the fallback name). Very old exports may hold TEXT inline;
   a TEXT value is used as is.
-* ``gridX..Z`` count blocks (CUDA semantics); ``grid_items`` = blocks x block. Shared memory is
-  ``staticSharedMemory + dynamicSharedMemory`` per block; ``localMemoryPerThread`` is scratch per thread.
+* CUPTI's record fields (grids, shared memory, copy kinds) mean what ``_cupti`` says.
 * ``deviceId`` is the CUDA device ordinal of the launching process. ``TARGET_INFO_GPU.id`` is nsys's GPU
   id, mapped to that ordinal through ``TARGET_INFO_CUDA_DEVICE(gpuId, cudaId)`` when the table exists.
 * ``globalPid``/``globalTid`` pack ids as ``hw << 56 | vm << 48 | pid << 24 | tid``; correlation ids are
@@ -26,73 +25,28 @@ Vendor quirks, all here:
 from __future__ import annotations
 
 import re
-import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from kernelscope.errors import FormatError
-from kernelscope.model import Annotation, DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, numbers
-from kernelscope.model.records import items_from_blocks
-from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, sql_rows, sqlite_names
+from kernelscope.model import Annotation, DeviceInfo, KernelLaunch, Profile, numbers
+from kernelscope.readers._cupti import COPY_KINDS_NSYS, KERNEL_COLS, Db, Dims, Row, kernel_launch, memory_ops
+from kernelscope.readers._io import SQL_ERRORS
 
 FORMAT = "nsys-sqlite"
 _EXPECTED = "an Nsight Systems SQLite export (nsys export --type sqlite)"
 _NSYS_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "StringIds", "NVTX_EVENTS", "TARGET_INFO_GPU", "META_DATA_EXPORT")
 _NVTX_RANGES = (59, 60)  # NvtxPushPopRange, NvtxStartEndRange
 _EMIT_NVTX = re.compile(r"^(?P<op>[^,]+), (?:seq = \d+, )?op_id = \d+")
-# CUpti_ActivityMemcpyKind, for exports without ENUM_CUDA_MEMCPY_OPER.
-_COPY_KINDS = {1: "Host-to-Device", 2: "Device-to-Host", 8: "Device-to-Device", 9: "Host-to-Host", 10: "Peer-to-Peer"}
-
-_KERNEL_COLS = (
-    *("deviceId", "streamId", "correlationId", "globalPid", "registersPerThread", "localMemoryPerThread"),
-    *("staticSharedMemory", "dynamicSharedMemory", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"),
-)
-
-Row = dict[str, Any]
-# columns that hold integers (times, ids, sizes): read through numbers.to_int, whatever SQLite stored there
-_INTS = frozenset(
-    {*_KERNEL_COLS, "start", "end", "globalTid", "corr", "bytes", "copyKind", "id", "smCount"}
-    | {"computeMajor", "computeMinor"}
-)
 
 
 def is_nvprof(tables: set[str]) -> bool:
     """nvprof's database: it shares ``CUPTI_ACTIVITY_KIND_KERNEL`` with nsys exports, not the schema (its names are in
-    ``StringTable``, concurrent kernels in another table), so read as an export its kernels would be nameless."""
+    ``StringTable``, concurrent kernels in another table)."""
     return "StringTable" in tables and "StringIds" not in tables
 
 
-class _Db:
-    """A read-only connection that knows which tables and columns exist."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        try:
-            self.con = connect_sqlite(path)
-        except (sqlite3.Error, UnicodeDecodeError) as exc:
-            raise FormatError(path, _EXPECTED, f"a file SQLite cannot open ({exc})") from None
-        try:
-            self.tables = sqlite_names(self.con)
-        except SQL_ERRORS as exc:
-            self.con.close()
-            raise FormatError(path, _EXPECTED, f"a file SQLite cannot open ({exc})") from None
-        self._cols: dict[str, set[str]] = {}
-
-    def cols(self, table: str) -> set[str]:
-        if table not in self._cols:
-            self._cols[table] = {r[1] for r in self.con.execute(f'PRAGMA table_info("{table}")')}
-        return self._cols[table]
-
-    def col(self, table: str, alias: str, name: str) -> str:
-        """``alias."name"`` when the column exists, else ``NULL`` under that name."""
-        return f'{alias}."{name}"' if name in self.cols(table) else f'NULL AS "{name}"'
-
-    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> Iterator[Row]:
-        return sql_rows(self.con.execute(sql, params), _INTS)
-
-
-def _string_join(db: _Db, table: str, alias: str, col: str) -> tuple[str, str]:
+def _string_join(db: Db, table: str, alias: str, col: str) -> tuple[str, str]:
     """Select list entries (raw column, joined StringIds value) and the LEFT JOIN that resolves ``col``."""
     if col not in db.cols(table):
         return f'NULL AS "{col}", NULL AS "{col}_s"', ""
@@ -107,7 +61,7 @@ def _text(r: Row, col: str) -> str | None:
     return raw if isinstance(raw, str) else r[f"{col}_s"]
 
 
-def _launch_times(db: _Db) -> dict[tuple[int | None, int], int]:
+def _launch_times(db: Db) -> dict[tuple[int | None, int], int]:
     """Host start of the runtime/driver call per (process part of globalTid, correlation id)."""
     runtime = "CUPTI_ACTIVITY_KIND_RUNTIME"
     if runtime not in db.tables or not all(
@@ -133,96 +87,44 @@ def _launch_ns(times: dict[tuple[int | None, int], int], gpid: int | None, corr:
     return found if found is not None else times.get((None, corr))  # runtime rows without globalTid
 
 
-def _launches(db: _Db, src: str, rank: int | None) -> list[KernelLaunch]:
+def _launches(db: Db, src: str, rank: int | None) -> list[KernelLaunch]:
     t = "CUPTI_ACTIVITY_KIND_KERNEL"
     if t not in db.tables:
         return []
     names = [_string_join(db, t, "k", c) for c in ("demangledName", "shortName", "mangledName")]
-    select = ", ".join(["k.start", 'k."end"', *(db.col(t, "k", c) for c in _KERNEL_COLS), *(s for s, _ in names)])
+    cols = (db.col(t, "k", c) for c in (*KERNEL_COLS, "globalPid"))
+    select = ", ".join(["k.start", 'k."end"', *cols, *(s for s, _ in names)])
     joins = " ".join(j for _, j in names)
     launch_ns = _launch_times(db)
-    dims: dict[tuple[int, int, int], Dim3] = {}
-
-    def dim(x: int | None, y: int | None, z: int | None) -> Dim3 | None:
-        if x is None or y is None or z is None:
-            return None
-        d = dims.get((x, y, z))
-        if d is None:
-            d = dims[(x, y, z)] = Dim3(x, y, z)
-        return d
-
+    dims = Dims()
     out: list[KernelLaunch] = []
     dropped = 0
     for r in db.rows(f"SELECT {select} FROM {t} k {joins} ORDER BY k.start"):
-        duration = numbers.span(r["start"], r["end"])
-        if duration is None or r["start"] is None or r["start"] < 0:
-            dropped += 1
-            continue
-        grid, block = dim(r["gridX"], r["gridY"], r["gridZ"]), dim(r["blockX"], r["blockY"], r["blockZ"])
-        corr, gpid = r["correlationId"], r["globalPid"]
-        shared = [v for v in (r["staticSharedMemory"], r["dynamicSharedMemory"]) if v is not None]
-        out.append(
-            KernelLaunch(
-                name=_text(r, "demangledName") or _text(r, "shortName") or "<unnamed kernel>",
-                mangled=_text(r, "mangledName") or None,
-                start_ns=r["start"],
-                duration_ns=duration,
-                vendor="nvidia",
-                device=r["deviceId"],
-                rank=rank,
-                stream=r["streamId"],
-                correlation_id=corr,
-                launch_ns=_launch_ns(launch_ns, gpid, corr),
-                grid_blocks=grid,
-                grid_items=items_from_blocks(grid, block) if grid and block else None,
-                block=block,
-                registers=r["registersPerThread"],
-                lds_bytes=sum(shared) if shared else None,
-                scratch_bytes=r["localMemoryPerThread"],
-                source=src,
-                source_format=FORMAT,
-            )
+        launch = kernel_launch(
+            r,
+            dims,
+            name=_text(r, "demangledName") or _text(r, "shortName") or "<unnamed kernel>",
+            mangled=_text(r, "mangledName") or None,
+            launch_ns=_launch_ns(launch_ns, r["globalPid"], r["correlationId"]),
+            fmt=FORMAT,
+            src=src,
+            rank=rank,
         )
+        if launch is None:
+            dropped += 1
+        else:
+            out.append(launch)
     numbers.count_dropped("kernel launches", dropped, src)
     return out
 
 
-def _memory_ops(db: _Db, src: str, rank: int | None) -> list[MemoryOp]:
-    out: list[MemoryOp] = []
-    dropped = 0
-    for table, kind in (("CUPTI_ACTIVITY_KIND_MEMCPY", "memcpy"), ("CUPTI_ACTIVITY_KIND_MEMSET", "memset")):
-        if table not in db.tables:
-            continue
-        cols = ", ".join(db.col(table, "m", c) for c in ("deviceId", "streamId", "correlationId", "bytes", "copyKind"))
-        label, join = "NULL AS label", ""
-        if kind == "memcpy" and "ENUM_CUDA_MEMCPY_OPER" in db.tables and "copyKind" in db.cols(table):
-            label, join = "e.label AS label", "LEFT JOIN ENUM_CUDA_MEMCPY_OPER e ON e.id = m.copyKind"
-        for r in db.rows(f'SELECT m.start, m."end", {cols}, {label} FROM {table} m {join} ORDER BY m.start'):
-            duration = numbers.span(r["start"], r["end"])
-            if duration is None or r["start"] is None or r["start"] < 0:
-                dropped += 1
-                continue
-            what = r["label"] or _COPY_KINDS.get(r["copyKind"], "")
-            out.append(
-                MemoryOp(
-                    name=f"[CUDA memcpy {what}]" if kind == "memcpy" and what else f"[CUDA {kind}]",
-                    kind=kind,  # type: ignore[arg-type]
-                    start_ns=r["start"],
-                    duration_ns=duration,
-                    device=r["deviceId"],
-                    rank=rank,
-                    stream=r["streamId"],
-                    correlation_id=r["correlationId"],
-                    bytes=r["bytes"],
-                    source=src,
-                    source_format=FORMAT,
-                )
-            )
-    numbers.count_dropped("memory operations", dropped, src)
-    return out
+def _copy_label(db: Db) -> tuple[str, str]:
+    if "ENUM_CUDA_MEMCPY_OPER" not in db.tables:
+        return "NULL AS label", ""
+    return "e.label AS label", "LEFT JOIN ENUM_CUDA_MEMCPY_OPER e ON e.id = m.copyKind"
 
 
-def _annotations(db: _Db, rank: int | None) -> list[Annotation]:
+def _annotations(db: Db, rank: int | None) -> list[Annotation]:
     t = "NVTX_EVENTS"
     if t not in db.tables or "eventType" not in db.cols(t):
         return []
@@ -252,7 +154,7 @@ def _op_name(label: object) -> str:
     return m["op"] if m else text
 
 
-def _devices(db: _Db, rank: int | None) -> list[DeviceInfo]:
+def _devices(db: Db, rank: int | None) -> list[DeviceInfo]:
     t = "TARGET_INFO_GPU"
     if t not in db.tables or "id" not in db.cols(t):
         return []
@@ -286,19 +188,20 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
 
 def read_as(path: Path, src: str, *, rank: int | None = None) -> Profile:
     """``read``, the records naming ``src`` as their file (the report an export was made from)."""
-    db = _Db(path)
+    db = Db(path, _EXPECTED)
     try:
         if not any(t in db.tables for t in _NSYS_TABLES):
             shown = ", ".join(sorted(db.tables)[:8]) or "none"
             raise FormatError(src, _EXPECTED, f"an SQLite database without its tables (tables: {shown})")
         if is_nvprof(db.tables):
-            raise FormatError(src, _EXPECTED, "nvprof's database (StringTable, no StringIds): not an nsys export")
+            found = "nvprof's database (StringTable, no StringIds)"
+            raise FormatError(src, _EXPECTED, found, "read it as --format nvprof")
         meta: dict[str, Any] = {}
         if "META_DATA_EXPORT" in db.tables:
             meta = {str(k): v for k, v in db.con.execute("SELECT name, value FROM META_DATA_EXPORT")}
         return Profile(
             launches=_launches(db, src, rank),
-            memory_ops=_memory_ops(db, src, rank),
+            memory_ops=memory_ops(db, COPY_KINDS_NSYS, fmt=FORMAT, src=src, rank=rank, label=_copy_label),
             annotations=_annotations(db, rank),
             devices=_devices(db, rank),
             sources=[src],

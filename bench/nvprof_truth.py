@@ -1,0 +1,104 @@
+"""nvprof's files read by kscope, against nvprof itself (``nvprof -i``, which reads a database back without a GPU).
+
+nvprof is in Debian's non-free ``nvidia-profiler`` package (CUDA 11.8); ``nvprof -i FILE`` runs on a machine with
+no GPU once its libraries (``libcupti11.8``, ``libaccinj64-11.8``, ``libcuinj64-11.8``) are on LD_LIBRARY_PATH.
+
+    python bench/nvprof_truth.py --nvprof /path/to/nvprof DB.nvvp ... [--summaries LOG ...]
+
+For each database: every kernel launch, copy and fill (name, duration, device, stream, correlation id) of
+``readers/nvprof`` against nvprof's ``--print-gpu-trace``, and ``readers/nvprof_summary`` over nvprof's printed
+``--print-gpu-summary`` against the launches (calls and totals per kernel). For printed summaries found in the wild
+(no database beside them): nvprof's own arithmetic, calls x Avg = Time and Min <= Avg <= Max per kernel, to the digits
+printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from kernelscope.readers import detect, nvprof, nvprof_summary
+
+
+def _nvprof(tool: str, db: Path, *args: str) -> str:
+    cmd = [tool, "-i", str(db), "--demangling", "off", "-u", "ns", "--csv", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=True).stderr
+
+
+def _trace(text: str) -> list[dict[str, str]]:
+    rows = list(csv.DictReader(line for line in text.splitlines() if not line.startswith("==")))
+    return rows[1:]  # units
+
+
+def check_db(tool: str, db: Path) -> str:
+    prof = nvprof.read(db)
+    rows = _trace(_nvprof(tool, db, "--print-gpu-trace"))
+    if rows and "Duration" not in rows[0]:
+        return f"| {db.name} | {len(prof.launches)} | metrics run: nvprof prints no durations | - | - |"
+    ours = Counter((k.name, k.duration_ns, k.device, k.stream, k.correlation_id) for k in prof.launches)
+    ours += Counter((m.name, m.duration_ns, m.device, m.stream, m.correlation_id) for m in prof.memory_ops)
+    theirs = Counter(
+        (
+            r["Name"],
+            round(float(r["Duration"])),
+            int(r["Device"].rsplit("(", 1)[1].rstrip(")")),
+            int(r["Stream"]),
+            int(r["Correlation_ID"]),
+        )
+        for r in rows
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "summary.csv"
+        log.write_text(_nvprof(tool, db, "--print-gpu-summary"))
+        assert detect(log) == "nvprof-summary"
+        printed = {s.name: (s.calls, round(s.total_ns)) for s in nvprof_summary.read(log).stats}
+    per: dict[str, list[int]] = {}
+    for k in prof.launches:
+        per.setdefault(k.name, []).append(k.duration_ns)
+    launched = {n: (len(d), sum(d)) for n, d in per.items()}
+    same = sum(printed.get(n) == v for n, v in launched.items())
+    return (
+        f"| {db.name} | {len(prof.launches)} | {sum((ours & theirs).values())} of {sum(theirs.values())} records equal"
+        f" | {same} of {len(launched)} kernels equal | {len(prof.devices)} |"
+    )
+
+
+def check_summary(path: Path) -> str:
+    stats = nvprof_summary.read(path).stats
+    ok = sum(
+        s.avg_ns is not None
+        and abs(s.calls * s.avg_ns - s.total_ns) <= 1e-3 * s.total_ns + s.calls * 1.0
+        and (s.min_ns or 0) <= s.avg_ns * (1 + 1e-4)
+        and s.avg_ns <= (s.max_ns or 0) * (1 + 1e-4)
+        for s in stats
+    )
+    return f"| {path.name} | {detect(path)} | {len(stats)} | {ok} of {len(stats)} |"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nvprof", required=True, help="nvprof binary (nvidia-toolkit's bin/nvprof)")
+    ap.add_argument("dbs", nargs="*", type=Path)
+    ap.add_argument("--summaries", nargs="*", type=Path, default=[])
+    args = ap.parse_args()
+    print(
+        "| database | launches | kernels, copies, fills vs --print-gpu-trace | --print-gpu-summary vs launches | GPUs |"
+    )
+    print("|---|---:|---|---|---:|")
+    for db in args.dbs:
+        print(check_db(args.nvprof, db))
+    if args.summaries:
+        print("\n| printed summary | sniffed as | kernels | calls x Avg = Time, Min <= Avg <= Max |")
+        print("|---|---|---:|---|")
+        for path in args.summaries:
+            print(check_summary(path))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""What the two SQLite forms of CUPTI activity records share: Nsight Systems' export (``nsys_sqlite``) and nvprof's
+database (``nvprof``). Both keep CUPTI's records one row each in ``CUPTI_ACTIVITY_KIND_*`` tables, with CUPTI's
+field names and meanings; they differ in how names are stored and which tables exist, which their modules say.
+
+CUPTI's meanings, all here:
+* ``gridX..Z`` count blocks (CUDA semantics); ``grid_items`` = blocks x block. Shared memory is
+  ``staticSharedMemory + dynamicSharedMemory`` per block; ``localMemoryPerThread`` is scratch per thread.
+* ``copyKind`` is a ``CUpti_ActivityMemcpyKind``; times are integer nanoseconds.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from kernelscope.errors import FormatError
+from kernelscope.model import Dim3, KernelLaunch, MemoryOp, numbers
+from kernelscope.model.records import items_from_blocks
+from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, sql_rows, sqlite_names
+
+KERNEL_COLS = (
+    *("deviceId", "streamId", "correlationId", "registersPerThread", "localMemoryPerThread"),
+    *("staticSharedMemory", "dynamicSharedMemory", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"),
+)
+# CUpti_ActivityMemcpyKind as each tool prints it in a copy's name
+COPY_KINDS_NSYS = {
+    1: "Host-to-Device",
+    2: "Device-to-Host",
+    8: "Device-to-Device",
+    9: "Host-to-Host",
+    10: "Peer-to-Peer",
+}
+_NVPROF_KINDS = ("", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP")
+COPY_KINDS_NVPROF = dict(enumerate(_NVPROF_KINDS))
+
+Row = dict[str, Any]
+# columns that hold integers (times, ids, sizes): read through numbers.to_int, whatever SQLite stored there
+_INTS = frozenset(
+    {*KERNEL_COLS, "start", "end", "globalPid", "globalTid", "corr", "bytes", "copyKind", "id", "smCount"}
+    | {"computeMajor", "computeMinor", "numMultiprocessors", "computeCapabilityMajor", "computeCapabilityMinor"}
+)
+
+
+class Db:
+    """A read-only connection that knows which tables and columns exist (tables come and go between versions)."""
+
+    def __init__(self, path: Path, expected: str) -> None:
+        self.path = path
+        try:
+            self.con = connect_sqlite(path)
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            raise FormatError(path, expected, f"a file SQLite cannot open ({exc})") from None
+        try:
+            self.tables = sqlite_names(self.con)
+        except SQL_ERRORS as exc:
+            self.con.close()
+            raise FormatError(path, expected, f"a file SQLite cannot open ({exc})") from None
+        self._cols: dict[str, set[str]] = {}
+
+    def cols(self, table: str) -> set[str]:
+        if table not in self._cols:
+            self._cols[table] = {r[1] for r in self.con.execute(f'PRAGMA table_info("{table}")')}
+        return self._cols[table]
+
+    def col(self, table: str, alias: str, name: str) -> str:
+        """``alias."name"`` when the column exists, else ``NULL`` under that name."""
+        return f'{alias}."{name}"' if name in self.cols(table) else f'NULL AS "{name}"'
+
+    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> Iterator[Row]:
+        return sql_rows(self.con.execute(sql, params), _INTS)
+
+
+class Dims:
+    """One ``Dim3`` per distinct grid or block: a profile holds millions of launches and a few shapes."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[int, int, int], Dim3] = {}
+
+    def __call__(self, x: int | None, y: int | None, z: int | None) -> Dim3 | None:
+        if x is None or y is None or z is None:
+            return None
+        d = self._seen.get((x, y, z))
+        if d is None:
+            d = self._seen[(x, y, z)] = Dim3(x, y, z)
+        return d
+
+
+def kernel_launch(
+    r: Row, dims: Dims, *, name: str, mangled: str | None, launch_ns: int | None, fmt: str, src: str, rank: int | None
+) -> KernelLaunch | None:
+    """The launch a kernel record describes; None when its times are impossible (the caller counts it dropped)."""
+    duration = numbers.span(r["start"], r["end"])
+    if duration is None or r["start"] is None or r["start"] < 0:
+        return None
+    grid, block = dims(r["gridX"], r["gridY"], r["gridZ"]), dims(r["blockX"], r["blockY"], r["blockZ"])
+    shared = [v for v in (r["staticSharedMemory"], r["dynamicSharedMemory"]) if v is not None]
+    return KernelLaunch(
+        name=name,
+        mangled=mangled,
+        start_ns=r["start"],
+        duration_ns=duration,
+        vendor="nvidia",
+        device=r["deviceId"],
+        rank=rank,
+        stream=r["streamId"],
+        correlation_id=r["correlationId"],
+        launch_ns=launch_ns,
+        grid_blocks=grid,
+        grid_items=items_from_blocks(grid, block) if grid and block else None,
+        block=block,
+        registers=r["registersPerThread"],
+        lds_bytes=sum(shared) if shared else None,
+        scratch_bytes=r["localMemoryPerThread"],
+        source=src,
+        source_format=fmt,
+    )
+
+
+def memory_ops(
+    db: Db,
+    copy_kinds: dict[int, str],
+    *,
+    fmt: str,
+    src: str,
+    rank: int | None,
+    label: Callable[[Db], tuple[str, str]] | None = None,
+) -> list[MemoryOp]:
+    """Copies and fills from ``CUPTI_ACTIVITY_KIND_MEMCPY`` / ``MEMSET``; ``label(db)``, where the file names copy
+    kinds itself, gives the select entry (``... AS label``) and join of that name."""
+    out: list[MemoryOp] = []
+    dropped = 0
+    for table, kind in (("CUPTI_ACTIVITY_KIND_MEMCPY", "memcpy"), ("CUPTI_ACTIVITY_KIND_MEMSET", "memset")):
+        if table not in db.tables:
+            continue
+        cols = ", ".join(db.col(table, "m", c) for c in ("deviceId", "streamId", "correlationId", "bytes", "copyKind"))
+        labelled, join = "NULL AS label", ""
+        if label is not None and kind == "memcpy" and "copyKind" in db.cols(table):
+            labelled, join = label(db)
+        for r in db.rows(f'SELECT m.start, m."end", {cols}, {labelled} FROM {table} m {join} ORDER BY m.start'):
+            duration = numbers.span(r["start"], r["end"])
+            if duration is None or r["start"] is None or r["start"] < 0:
+                dropped += 1
+                continue
+            what = r["label"] or copy_kinds.get(r["copyKind"], "")
+            out.append(
+                MemoryOp(
+                    name=f"[CUDA memcpy {what}]" if kind == "memcpy" and what else f"[CUDA {kind}]",
+                    kind=kind,  # type: ignore[arg-type]
+                    start_ns=r["start"],
+                    duration_ns=duration,
+                    device=r["deviceId"],
+                    rank=rank,
+                    stream=r["streamId"],
+                    correlation_id=r["correlationId"],
+                    bytes=r["bytes"],
+                    source=src,
+                    source_format=fmt,
+                )
+            )
+    numbers.count_dropped("memory operations", dropped, src)
+    return out
