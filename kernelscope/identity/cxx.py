@@ -14,7 +14,8 @@ _OPEN = {"<": ">", "(": ")", "[": "]", "{": "}"}
 _CLOSE = set(_OPEN.values())
 _AMD_SUFFIX = re.compile(r"(?:\.kd|\s*\[clone \.kd\])\s*$")
 _TRUNCATION = re.compile(r"\s*(?:\.\.\.|…)\s*$")
-_ANON = re.compile(r"\(anonymous namespace\)::|<unnamed>::|\{anonymous\}::")
+# an anonymous namespace as demanglers print it; EDG-style ones (nvprof's) print nvcc's own name for it
+_ANON = re.compile(r"\(anonymous namespace\)::|<unnamed>::|\{anonymous\}::|\b_GLOBAL__N__\w+::")
 _RETURN = re.compile(r"^(?:void|int|float|auto|__global__ void)\s+(?=[\w:~(])")
 # SFINAE return types: "std::enable_if<cond, void>::type vllm::kern<...>(...)"
 _ENABLE_IF = re.compile(r"^(?:typename\s+)?(?:std::)?enable_if(?:_t)?<.*?>(?:::type)?\s+(?=[\w:~])")
