@@ -127,6 +127,9 @@ def test_sniffed_and_read_through_the_cli() -> None:
     assert {k["name"]: k["calls"] for k in out["kernels"]} == dict(calls)
     total_us = sum(float(r["Duration"]) for r in rows) / 1e3
     assert out["totals"]["kernel_time_us"] == pytest.approx(total_us, rel=1e-9)
+    # the table shows the symbols demangled, as nvprof does; --json keeps them as stored
+    table = CliRunner().invoke(app, ["gap", str(DB)])
+    assert table.exit_code == 0 and "ncclAllReduceTreeLLKernel" in table.output and "_Z33" not in table.output
 
 
 def test_as_an_nsys_export_it_is_one_error_line_saying_which_format() -> None:

@@ -12,6 +12,7 @@ from kernelscope.presenters.base import (
     Column,
     Presenter,
     Table,
+    display_names,
     fitted_table,
     note_text,
     render_csv,
@@ -170,13 +171,16 @@ def rich_renderable(result: GapResult, top: int | None = None, width: int = 200)
         hidden |= {"source_status", "source", "test_command"}
     if result.options.group_by == "variant" or any(r.code for part in [result, *result.phases] for r in part.kernels):
         hidden |= {"min_us", "max_us", "std_us", "function", "dtype"}  # room for the variant and its code object
-    for t in tables(result):
+    parts_tables = tables(result)
+    # a mangled symbol (nvprof's databases, Nsight Compute's CSV) demangled, as the tools show it; --json keeps it
+    shown_name = display_names({r["name"] for t in parts_tables for r in t.rows})
+    for t in parts_tables:
         show = [c for c in t.columns if c.key not in hidden]
         if not any((r.get("variants") or 0) > 1 for r in t.rows):  # say it only where a row holds several
             show = [c for c in show if c.key != "variants"]
         if any(r.get("rank") is not None for r in t.rows):
             show.append(next(c for c in t.columns if c.key == "rank"))
-        rows = t.rows[:top] if top else t.rows
+        rows = [{**r, "name": shown_name[r["name"]]} for r in (t.rows[:top] if top else t.rows)]
         shown = Table(t.title, show, rows)
         flexible = ("name", "function", "source", "test_command", "variant", "config")
         if rows:  # an empty table is only its squeezed title: the summary and notes say it all
