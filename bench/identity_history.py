@@ -110,6 +110,8 @@ FIRST = {
     73: "afb9112",
     74: "f9c55d0",
     75: "665a289",
+    76: "91e638d",
+    77: "075156a",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
