@@ -3,13 +3,14 @@
 nvprof is in Debian's non-free ``nvidia-profiler`` package (CUDA 11.8); ``nvprof -i FILE`` runs on a machine with
 no GPU once its libraries (``libcupti11.8``, ``libaccinj64-11.8``, ``libcuinj64-11.8``) are on LD_LIBRARY_PATH.
 
-    python bench/nvprof_truth.py --nvprof /path/to/nvprof DB.nvvp ... [--summaries LOG ...]
+    python bench/nvprof_truth.py --nvprof /path/to/nvprof DB.nvvp ... [--summaries LOG ...] [--traces CSV ...]
 
 For each database: every kernel launch, copy and fill (name, duration, device, stream, correlation id) of
-``readers/nvprof`` against nvprof's ``--print-gpu-trace``, and ``readers/nvprof_summary`` over nvprof's printed
-``--print-gpu-summary`` against the launches (calls and totals per kernel). For printed summaries found in the wild
-(no database beside them): nvprof's own arithmetic, calls x Avg = Time and Min <= Avg <= Max per kernel, to the digits
-printed.
+``readers/nvprof`` against nvprof's ``--print-gpu-trace`` (and that CSV read back by ``readers/nvprof_trace``), and
+``readers/nvprof_summary`` over nvprof's printed ``--print-gpu-summary`` against the launches (calls and totals per
+kernel). For printed summaries found in the wild (no database beside them): nvprof's own arithmetic, calls x Avg = Time
+and Min <= Avg <= Max per kernel, to the digits printed. For CSV traces found in the wild: every row of the table with a
+time read as a kernel, copy or fill.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from kernelscope.readers import detect, nvprof, nvprof_summary
+from kernelscope.model import numbers
+from kernelscope.readers import detect, nvprof, nvprof_summary, nvprof_trace
 
 
 def _nvprof(tool: str, db: Path, *args: str) -> str:
@@ -37,9 +39,10 @@ def _trace(text: str) -> list[dict[str, str]]:
 
 def check_db(tool: str, db: Path) -> str:
     prof = nvprof.read(db)
-    rows = _trace(_nvprof(tool, db, "--print-gpu-trace"))
+    text = _nvprof(tool, db, "--print-gpu-trace")
+    rows = _trace(text)
     if rows and "Duration" not in rows[0]:
-        return f"| {db.name} | {len(prof.launches)} | metrics run: nvprof prints no durations | - | - |"
+        return f"| {db.name} | {len(prof.launches)} | metrics run: nvprof prints no durations | - | - | - |"
     ours = Counter((k.name, k.duration_ns, k.device, k.stream, k.correlation_id) for k in prof.launches)
     ours += Counter((m.name, m.duration_ns, m.device, m.stream, m.correlation_id) for m in prof.memory_ops)
     theirs = Counter(
@@ -53,6 +56,11 @@ def check_db(tool: str, db: Path) -> str:
         for r in rows
     )
     with tempfile.TemporaryDirectory() as tmp:
+        csv_trace = Path(tmp) / "trace.csv"
+        csv_trace.write_text(text)
+        back = nvprof_trace.read(csv_trace)
+        again = Counter((k.name, k.duration_ns, k.device, k.stream, k.correlation_id) for k in back.launches)
+        again += Counter((m.name, m.duration_ns, m.device, m.stream, m.correlation_id) for m in back.memory_ops)
         log = Path(tmp) / "summary.csv"
         log.write_text(_nvprof(tool, db, "--print-gpu-summary"))
         assert detect(log) == "nvprof-summary"
@@ -64,6 +72,7 @@ def check_db(tool: str, db: Path) -> str:
     same = sum(printed.get(n) == v for n, v in launched.items())
     return (
         f"| {db.name} | {len(prof.launches)} | {sum((ours & theirs).values())} of {sum(theirs.values())} records equal"
+        f" | {sum((again & ours).values())} of {sum(ours.values())} equal"
         f" | {same} of {len(launched)} kernels equal | {len(prof.devices)} |"
     )
 
@@ -80,16 +89,25 @@ def check_summary(path: Path) -> str:
     return f"| {path.name} | {detect(path)} | {len(stats)} | {ok} of {len(stats)} |"
 
 
+def check_trace(path: Path) -> str:
+    prof = nvprof_trace.read(path)
+    text = path.read_text(errors="replace").splitlines()
+    at = next(i for i, line in enumerate(text) if nvprof_trace.looks_like(line.encode()))
+    timed = sum(1 for row in csv.reader(text[at + 2 :]) if row and numbers.to_float(row[0]) is not None)
+    got = len(prof.launches) + len(prof.memory_ops)
+    return f"| {path.name} | {detect(path)} | {len(prof.launches)} | {len(prof.memory_ops)} | {got} of {timed} |"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nvprof", required=True, help="nvprof binary (nvidia-toolkit's bin/nvprof)")
     ap.add_argument("dbs", nargs="*", type=Path)
     ap.add_argument("--summaries", nargs="*", type=Path, default=[])
+    ap.add_argument("--traces", nargs="*", type=Path, default=[])
     args = ap.parse_args()
-    print(
-        "| database | launches | kernels, copies, fills vs --print-gpu-trace | --print-gpu-summary vs launches | GPUs |"
-    )
-    print("|---|---:|---|---|---:|")
+    print("| database | launches | kernels, copies, fills vs --print-gpu-trace | that CSV read back", end="")
+    print(" | --print-gpu-summary vs launches | GPUs |")
+    print("|---|---:|---|---|---|---:|")
     for db in args.dbs:
         print(check_db(args.nvprof, db))
     if args.summaries:
@@ -97,6 +115,11 @@ def main() -> None:
         print("|---|---|---:|---|")
         for path in args.summaries:
             print(check_summary(path))
+    if args.traces:
+        print("\n| CSV trace | sniffed as | kernels | copies, fills | rows read of rows with a time |")
+        print("|---|---|---:|---:|---|")
+        for path in args.traces:
+            print(check_trace(path))
     sys.stdout.flush()
 
 

@@ -1,4 +1,4 @@
-"""nvprof's database and its printed summary, checked against nvprof itself.
+"""nvprof's database, its printed summary and its CSV trace, checked against nvprof itself.
 
 ``tests/data/nvprof/nccl_v100.nvvp.gz`` is a public nvprof database (8 V100s running NCCL collectives; provenance
 and licence in that folder's README). ``nccl_v100.gpu-trace.csv`` is what nvprof 11.8 printed for it
@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from kernelscope.cli import app
 from kernelscope.errors import FormatError
 from kernelscope.model import Profile
-from kernelscope.readers import detect, nsys_sqlite, nvprof, nvprof_summary
+from kernelscope.readers import detect, nsys_sqlite, nvprof, nvprof_summary, nvprof_trace
 
 DATA = Path(__file__).parent / "data" / "nvprof"
 DB = DATA / "nccl_v100.nvvp.gz"
@@ -251,3 +251,88 @@ def test_a_summary_in_notes_ends_where_the_table_does(tmp_path: Path) -> None:
     assert detect(note) == "nvprof-summary"
     stats = {s.name: (s.calls, s.total_ns) for s in nvprof_summary.read(note).stats}
     assert stats == {"MonteCarloOneBlock(int)": (1, 2.68361e9), "rngSetupStates(int)": (1, 7.6108e6)}
+
+
+# --- nvprof's GPU trace as CSV ----------------------------------------------------------------------------------
+# The two CSV traces nvprof printed for the database, read back and checked against plain SQL over the database.
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """Kernels and copies/fills of the database by SQL: (name, start from the first record, duration, grid, block,
+    registers, shared bytes, device, stream, correlation id) and (start, duration, bytes, device, stream, id)."""
+    db = tmp_path_factory.mktemp("nvvp") / "nccl.nvvp"
+    db.write_bytes(gzip.decompress(DB.read_bytes()))
+    con = sqlite3.connect(db)
+    kernels = con.execute(
+        "SELECT s.value, k.start, k.end - k.start, k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ, "
+        "k.registersPerThread, k.staticSharedMemory + k.dynamicSharedMemory, k.deviceId, k.streamId, k.correlationId "
+        "FROM CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL k JOIN StringTable s ON s._id_ = k.name"
+    ).fetchall()
+    copies = con.execute(
+        "SELECT start, end - start, bytes, deviceId, streamId, correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION ALL "
+        "SELECT start, end - start, bytes, deviceId, streamId, correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET"
+    ).fetchall()
+    con.close()
+    t0 = min([r[1] for r in kernels] + [r[0] for r in copies])
+    k = [(r[0], r[1] - t0, r[2], (r[3], r[4], r[5]), (r[6], r[7], r[8]), *r[9:]) for r in kernels]
+    return k, [(r[0] - t0, *r[1:]) for r in copies]
+
+
+def test_the_csv_trace_is_the_database(records: tuple[list[tuple[object, ...]], list[tuple[object, ...]]]) -> None:
+    """``--demangling off -u ns``: every field exactly the database's."""
+    path = DATA / "nccl_v100.gpu-trace.csv"
+    assert detect(path) == "nvprof-trace"
+    prof = nvprof_trace.read(path)
+    ours = Counter(
+        (
+            k.name,
+            k.start_ns,
+            k.duration_ns,
+            k.grid_blocks and (k.grid_blocks.x, k.grid_blocks.y, k.grid_blocks.z),
+            k.block and (k.block.x, k.block.y, k.block.z),
+            k.registers,
+            k.lds_bytes,
+            k.device,
+            k.stream,
+            k.correlation_id,
+        )
+        for k in prof.launches
+    )
+    kernels, copies = records
+    assert ours == Counter(kernels)
+    ops = Counter((m.start_ns, m.duration_ns, m.device, m.stream, m.correlation_id) for m in prof.memory_ops)
+    assert ops == Counter((c[0], c[1], c[3], c[4], c[5]) for c in copies)
+    by_id = {(m.correlation_id, m.start_ns): m.bytes for m in prof.memory_ops}
+    # nvprof prints MB (2^20 bytes) to six decimals: bytes to within half a unit of the last digit
+    assert all(abs((by_id[(c[5], c[0])] or 0) - c[2]) <= 0.5e-6 * 2**20 for c in copies)
+    active = {int(str(r[-3])) for r in kernels} | {int(str(c[3])) for c in copies}  # the GPUs the trace shows
+    assert {d.index: d.name for d in prof.devices} == dict.fromkeys(active, "Tesla V100-SXM2-32GB")
+
+
+def test_the_default_csv_trace_in_seconds(records: tuple[list[tuple[object, ...]], list[tuple[object, ...]]]) -> None:
+    """nvprof's default units (start in s to six decimals, durations in ms) and its demangled names."""
+    prof = nvprof_trace.read(DATA / "nccl_v100.gpu-trace_default.csv")
+    kernels, _ = records
+    want = {(k[-3], k[-2], k[-1]): k for k in kernels}  # (device, stream, correlation id) is one launch here
+    assert len(prof.launches) == len(want)
+    for k in prof.launches:
+        w = want[(k.device, k.stream, k.correlation_id)]
+        assert abs((k.start_ns or 0) - int(str(w[1]))) <= 500 and abs(k.duration_ns - int(str(w[2]))) <= 1
+        assert (k.registers, k.lds_bytes) == (w[5], w[6])
+    assert {k.name for k in prof.launches} == {
+        "ncclAllReduceTreeLLKernel_sum_i32(ncclColl)",
+        "ncclBroadcastRingLLKernel_copy_i8(ncclColl)",
+    }
+
+
+def test_a_trace_a_spreadsheet_saved_again(tmp_path: Path) -> None:
+    """As public traces were found: re-saved by a spreadsheet (cells unquoted, ``Err:510`` rows where the log's
+    lines were) after the program's output."""
+    text = (DATA / "nccl_v100.gpu-trace_default.csv").read_text().splitlines()[1:]
+    sheet = ["Err:510, command: python example.py,,,,", "Err:510,,,,", *(ln.replace('"', "") for ln in text)]
+    path = tmp_path / "trace.csv"
+    path.write_text("\n".join(sheet) + "\n")
+    assert detect(path) == "nvprof-trace"
+    prof = nvprof_trace.read(path)
+    assert (len(prof.launches), len(prof.memory_ops)) == (24, 296)

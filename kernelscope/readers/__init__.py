@@ -57,6 +57,10 @@ READERS: dict[str, tuple[str, str]] = {
         "kernelscope.readers.nvprof_summary",
         "nvprof's printed summary (==PID== Profiling result:): its kernel rows, every layout, CSV and -u too, in a log",
     ),
+    "nvprof-trace": (
+        "kernelscope.readers.nvprof_trace",
+        "nvprof's GPU trace as CSV (nvprof --print-gpu-trace --csv): kernels, copies and fills one by one, any units",
+    ),
     "ncu-csv": ("kernelscope.readers.ncu_csv", "Nsight Compute CSV export (--page details|raw --csv)"),
     "ncu-rep": ("kernelscope.readers.ncu_rep", "Nsight Compute report .ncu-rep (needs the ncu-report wheel)"),
     "xplane": ("kernelscope.readers.xplane", "JAX/XLA profiler XPlane .xplane.pb (jax.profiler.trace), CUDA and ROCm"),

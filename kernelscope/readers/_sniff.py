@@ -18,6 +18,7 @@ from kernelscope.readers.nsys_rep import MAGIC as NSYS_REP_MAGIC
 from kernelscope.readers.nsys_sqlite import is_nvprof
 from kernelscope.readers.nsys_stats import HEADER_LINES, header_columns, looks_human
 from kernelscope.readers.nvprof_summary import looks_like as nvprof_summary_head
+from kernelscope.readers.nvprof_trace import looks_like as nvprof_trace_head
 from kernelscope.readers.rocprof_v1_json import MARKERS as ROCPROF_V1_MARKERS
 from kernelscope.readers.rpd import TABLES as RPD_TABLES
 from kernelscope.readers.torch_table import looks_like as torch_table_head
@@ -104,12 +105,13 @@ def _ncu_csv(head: bytes) -> bool:
     return header.startswith("ID,Process ID,Process Name,Host Name,Kernel Name")
 
 
-# Printed tables (nsys stats' column or table form, torch.profiler's table, nvprof's summary), shared as .txt files or
-# held in a log after everything else the program printed: also looked for at a file's end
+# Printed tables (nsys stats' column or table form, torch.profiler's table, nvprof's summary and trace), shared as
+# files of their own or held in a log after everything else the program printed: also looked for at a file's end
 _TEXT_TABLES: list[tuple[str, Callable[[bytes], bool]]] = [
     ("nsys-kern-sum", looks_human),
     ("torch-table", torch_table_head),
     ("nvprof-summary", nvprof_summary_head),
+    ("nvprof-trace", nvprof_trace_head),
 ]
 
 # Ordered: first match wins.
