@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from kernelscope.cli import app
 from kernelscope.errors import FormatError
-from kernelscope.model import Profile
+from kernelscope.model import KernelLaunch, Profile
 from kernelscope.readers import detect, nsys_sqlite, nvprof, nvprof_summary, nvprof_trace
 
 DATA = Path(__file__).parent / "data" / "nvprof"
@@ -40,6 +40,22 @@ def _device(cell: str) -> int:
     return int(cell.rsplit("(", 1)[1].rstrip(")"))  # "Tesla V100-SXM2-32GB (3)"
 
 
+def _fields(k: KernelLaunch, t0: int) -> tuple[object, ...]:
+    """A launch as nvprof's trace shows it: start from nvprof's zero ``t0``, grid and block as triples."""
+    return (
+        k.name,
+        k.start_ns - t0 if k.start_ns is not None else None,
+        k.duration_ns,
+        k.grid_blocks and (k.grid_blocks.x, k.grid_blocks.y, k.grid_blocks.z),
+        k.block and (k.block.x, k.block.y, k.block.z),
+        k.registers,
+        k.lds_bytes,
+        k.device,
+        k.stream,
+        k.correlation_id,
+    )
+
+
 @pytest.fixture(scope="module")
 def profile() -> Profile:
     return nvprof.read(DB)
@@ -48,21 +64,7 @@ def profile() -> Profile:
 def test_every_kernel_is_nvprofs_own(profile: Profile) -> None:
     rows = _nvprof_rows()
     t0 = min(r.start_ns for r in [*profile.launches, *profile.memory_ops] if r.start_ns is not None)
-    ours = Counter(
-        (
-            k.name,
-            k.start_ns - t0 if k.start_ns is not None else None,
-            k.duration_ns,
-            k.grid_blocks and (k.grid_blocks.x, k.grid_blocks.y, k.grid_blocks.z),
-            k.block and (k.block.x, k.block.y, k.block.z),
-            k.registers,
-            k.lds_bytes,
-            k.device,
-            k.stream,
-            k.correlation_id,
-        )
-        for k in profile.launches
-    )
+    ours = Counter(_fields(k, t0) for k in profile.launches)
     theirs = Counter(
         (
             r["Name"],
@@ -284,21 +286,7 @@ def test_the_csv_trace_is_the_database(records: tuple[list[tuple[object, ...]], 
     path = DATA / "nccl_v100.gpu-trace.csv"
     assert detect(path) == "nvprof-trace"
     prof = nvprof_trace.read(path)
-    ours = Counter(
-        (
-            k.name,
-            k.start_ns,
-            k.duration_ns,
-            k.grid_blocks and (k.grid_blocks.x, k.grid_blocks.y, k.grid_blocks.z),
-            k.block and (k.block.x, k.block.y, k.block.z),
-            k.registers,
-            k.lds_bytes,
-            k.device,
-            k.stream,
-            k.correlation_id,
-        )
-        for k in prof.launches
-    )
+    ours = Counter(_fields(k, 0) for k in prof.launches)
     kernels, copies = records
     assert ours == Counter(kernels)
     ops = Counter((m.start_ns, m.duration_ns, m.device, m.stream, m.correlation_id) for m in prof.memory_ops)

@@ -11,7 +11,7 @@ CUPTI's meanings, all here:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ _NVPROF_KINDS = ("", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "Dt
 COPY_KINDS_NVPROF = dict(enumerate(_NVPROF_KINDS))
 
 Row = dict[str, Any]
+Described = tuple[str, str | None, int | None]  # a kernel's name, mangled name and launch time
 # columns that hold integers (times, ids, sizes): read through numbers.to_int, whatever SQLite stored there
 _INTS = frozenset(
     {*KERNEL_COLS, "start", "end", "globalPid", "globalTid", "corr", "bytes", "copyKind", "id", "smCount"}
@@ -72,7 +73,7 @@ class Db:
         return sql_rows(self.con.execute(sql, params), _INTS)
 
 
-class Dims:
+class _Dims:
     """One ``Dim3`` per distinct grid or block: a profile holds millions of launches and a few shapes."""
 
     def __init__(self) -> None:
@@ -87,10 +88,10 @@ class Dims:
         return d
 
 
-def kernel_launch(
-    r: Row, dims: Dims, *, name: str, mangled: str | None, launch_ns: int | None, fmt: str, src: str, rank: int | None
+def _launch(
+    r: Row, dims: _Dims, *, name: str, mangled: str | None, launch_ns: int | None, fmt: str, src: str, rank: int | None
 ) -> KernelLaunch | None:
-    """The launch a kernel record describes; None when its times are impossible (the caller counts it dropped)."""
+    """The launch a kernel record describes; None when its times are impossible."""
     duration = numbers.span(r["start"], r["end"])
     if duration is None or r["start"] is None or r["start"] < 0:
         return None
@@ -116,6 +117,25 @@ def kernel_launch(
         source=src,
         source_format=fmt,
     )
+
+
+def kernel_launches(
+    rows: Iterable[Row], describe: Callable[[Row], Described], *, fmt: str, src: str, rank: int | None
+) -> list[KernelLaunch]:
+    """The launches kernel records describe, ``describe(row)`` giving each one's name, mangled name and launch time (the
+    schema's own); records with impossible times are dropped and counted."""
+    dims = _Dims()
+    out: list[KernelLaunch] = []
+    dropped = 0
+    for r in rows:
+        name, mangled, launch_ns = describe(r)
+        launch = _launch(r, dims, name=name, mangled=mangled, launch_ns=launch_ns, fmt=fmt, src=src, rank=rank)
+        if launch is None:
+            dropped += 1
+        else:
+            out.append(launch)
+    numbers.count_dropped("kernel launches", dropped, src)
+    return out
 
 
 def memory_ops(

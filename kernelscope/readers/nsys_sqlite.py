@@ -30,7 +30,7 @@ from typing import Any
 
 from kernelscope.errors import FormatError
 from kernelscope.model import Annotation, DeviceInfo, KernelLaunch, Profile, numbers
-from kernelscope.readers._cupti import COPY_KINDS_NSYS, KERNEL_COLS, Db, Dims, Row, kernel_launch, memory_ops
+from kernelscope.readers._cupti import COPY_KINDS_NSYS, KERNEL_COLS, Db, Described, Row, kernel_launches, memory_ops
 from kernelscope.readers._io import SQL_ERRORS
 
 FORMAT = "nsys-sqlite"
@@ -96,26 +96,13 @@ def _launches(db: Db, src: str, rank: int | None) -> list[KernelLaunch]:
     select = ", ".join(["k.start", 'k."end"', *cols, *(s for s, _ in names)])
     joins = " ".join(j for _, j in names)
     launch_ns = _launch_times(db)
-    dims = Dims()
-    out: list[KernelLaunch] = []
-    dropped = 0
-    for r in db.rows(f"SELECT {select} FROM {t} k {joins} ORDER BY k.start"):
-        launch = kernel_launch(
-            r,
-            dims,
-            name=_text(r, "demangledName") or _text(r, "shortName") or "<unnamed kernel>",
-            mangled=_text(r, "mangledName") or None,
-            launch_ns=_launch_ns(launch_ns, r["globalPid"], r["correlationId"]),
-            fmt=FORMAT,
-            src=src,
-            rank=rank,
-        )
-        if launch is None:
-            dropped += 1
-        else:
-            out.append(launch)
-    numbers.count_dropped("kernel launches", dropped, src)
-    return out
+
+    def describe(r: Row) -> Described:
+        name = _text(r, "demangledName") or _text(r, "shortName") or "<unnamed kernel>"
+        return name, _text(r, "mangledName") or None, _launch_ns(launch_ns, r["globalPid"], r["correlationId"])
+
+    rows = db.rows(f"SELECT {select} FROM {t} k {joins} ORDER BY k.start")
+    return kernel_launches(rows, describe, fmt=FORMAT, src=src, rank=rank)
 
 
 def _copy_label(db: Db) -> tuple[str, str]:

@@ -20,11 +20,12 @@ schema. Its quirks, all here:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from kernelscope.errors import FormatError, partial_input
-from kernelscope.model import DeviceInfo, KernelLaunch, Profile, numbers
-from kernelscope.readers._cupti import COPY_KINDS_NVPROF, KERNEL_COLS, Db, Dims, kernel_launch, memory_ops
+from kernelscope.model import DeviceInfo, KernelLaunch, Profile
+from kernelscope.readers._cupti import COPY_KINDS_NVPROF, KERNEL_COLS, Db, Described, Row, kernel_launches, memory_ops
 from kernelscope.readers._io import SQL_ERRORS
 
 FORMAT = "nvprof"
@@ -59,33 +60,23 @@ def _launch_times(db: Db) -> dict[int, int]:
     return out
 
 
+def _kernel_rows(db: Db) -> Iterator[Row]:
+    for t in _KERNEL_TABLES:
+        if t in db.tables:
+            cols = ", ".join(["k.start", 'k."end"', *(db.col(t, "k", c) for c in KERNEL_COLS)])
+            named, join = _string(db, t, "k", "kernel")
+            yield from db.rows(f"SELECT {cols}, {named} FROM {t} k {join}")
+
+
 def _launches(db: Db, src: str, rank: int | None) -> list[KernelLaunch]:
     launch_ns = _launch_times(db)
-    dims = Dims()
-    out: list[KernelLaunch] = []
-    dropped = 0
-    for t in _KERNEL_TABLES:
-        if t not in db.tables:
-            continue
-        cols = ", ".join(["k.start", 'k."end"', *(db.col(t, "k", c) for c in KERNEL_COLS)])
-        named, join = _string(db, t, "k", "kernel")
-        for r in db.rows(f"SELECT {cols}, {named} FROM {t} k {join}"):
-            name = r["kernel"] if isinstance(r["kernel"], str) and r["kernel"] else "<unnamed kernel>"
-            launch = kernel_launch(
-                r,
-                dims,
-                name=name,
-                mangled=name if name.startswith("_Z") else None,
-                launch_ns=launch_ns.get(r["correlationId"]) if r["correlationId"] is not None else None,
-                fmt=FORMAT,
-                src=src,
-                rank=rank,
-            )
-            if launch is None:
-                dropped += 1
-            else:
-                out.append(launch)
-    numbers.count_dropped("kernel launches", dropped, src)
+
+    def describe(r: Row) -> Described:
+        name = r["kernel"] if isinstance(r["kernel"], str) and r["kernel"] else "<unnamed kernel>"
+        corr = r["correlationId"]
+        return name, name if name.startswith("_Z") else None, launch_ns.get(corr) if corr is not None else None
+
+    out = kernel_launches(_kernel_rows(db), describe, fmt=FORMAT, src=src, rank=rank)
     out.sort(key=lambda k: k.start_ns or 0)  # the two tables, merged
     return out
 
