@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Old Nsight Systems reports (`.qdrep`, before nsys 2021.4 renamed them `.nsys-rep`) exported by today's nsys, the
+# route kscope's nsys-rep reader takes (`nsys export --type sqlite`), with `nsys stats`' kernel summary of each export
+# as the ground truth for kscope's reading of it.
+# Usage (repository root, on the GPU machine; bench/_work carried with deb/ (Debian's libdw1/libelf1, which nsys's
+# importers need there) and qdrep/ (the reports)):  OUT=/some/folder bash bench/gpu/qdrep_export.sh
+set -u
+: "${OUT:?set OUT to the folder for the results}"
+mkdir -p /tmp/dw && for f in bench/_work/deb/*.deb; do dpkg -x "$f" /tmp/dw; done
+export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+NSYS=$(command -v nsys || ls /opt/nvidia/nsight-systems/*/bin/nsys /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys 2>/dev/null | head -1)
+{
+  "$NSYS" --version
+  for rep in bench/_work/qdrep/*.qdrep; do
+    name=$(basename "$rep" .qdrep | tr -c "A-Za-z0-9_.\n-" "_")
+    timeout 300 "$NSYS" export --type sqlite --force-overwrite true --output "$OUT/$name.sqlite" "$rep"
+    echo "$name export rc=$?"
+    if [ -f "$OUT/$name.sqlite" ]; then
+      timeout 300 "$NSYS" stats --force-export false --report cuda_gpu_kern_sum --format csv \
+        --output "$OUT/$name" "$OUT/$name.sqlite"
+      echo "$name stats rc=$?"
+      gzip -9 "$OUT/$name.sqlite"
+    fi
+  done
+  ls -la "$OUT"
+} >"$OUT/log.txt" 2>&1
+grep -E "rc=|SKIPPED|ERROR|rror" "$OUT/log.txt"
