@@ -37,7 +37,7 @@ _INSTALLS = (
     "/usr/local/cuda/bin/nsys",
     "/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys",
 )
-_EXPECTED = "an Nsight Systems report (.nsys-rep) that nsys export can convert"
+_EXPECTED = "an Nsight Systems report (.nsys-rep, or .qdrep before nsys 2021.4) that nsys export can convert"
 
 
 def read(path: Path, *, rank: int | None = None) -> Profile:
