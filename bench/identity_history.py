@@ -112,6 +112,8 @@ FIRST = {
     75: "665a289",
     76: "91e638d",
     77: "075156a",
+    78: "8b36236",
+    79: "49bab6c",
 }
 # sets labelled together: the second was not "before" the first
 TOGETHER = {5: 4, 13: 12}
