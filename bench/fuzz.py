@@ -398,6 +398,13 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
     put("nvprof", "nccl.nvvp", gzip.decompress((TESTS / "nvprof" / "nccl_v100.nvvp.gz").read_bytes()))
     for f in ("summary.txt", "summary.csv", "summary_ms.txt", "summary_per_gpu.txt", "gpu_summary_us.csv"):
         put("nvprof-summary", f, (TESTS / "nvprof" / f"nccl_v100.{f}").read_bytes())
+    for f in ("h100_softmax_fast.ncu.txt", "live_log.ncu.txt"):
+        put("ncu-text", f, (TESTS / "ncu" / "text" / f).read_bytes())
+    put(
+        "ncu-text",
+        "triton.ncu.txt",
+        gzip.decompress((TESTS / "ncu" / "text" / "h100_triton_softmax_mm.ncu.txt.gz").read_bytes()),
+    )
     for f in ("gpu-trace.csv", "gpu-trace_default.csv"):
         put("nvprof-trace", f, _csv_head((TESTS / "nvprof" / f"nccl_v100.{f}").read_bytes(), 60))
     for f in ("h100_softmax_fast_details.csv.gz", "h100_softmax_slow_raw.csv.gz"):
@@ -617,6 +624,7 @@ TARGETS: list[Target] = [
     Target("nvprof", "nvprof", _trace("nvprof"), ("gap", "{}"), sql=True),
     Target("nvprof-summary", "nvprof-summary", _trace("nvprof-summary"), ("gap", "{}")),
     Target("nvprof-trace", "nvprof-trace", _trace("nvprof-trace"), ("gap", "{}")),
+    Target("ncu-text", "ncu-text", _trace("ncu-text"), ("gap", "{}")),
     Target("rpd", "rpd", _trace("rpd"), ("gap", "{}"), sql=True),
     Target("rocprof-v1-json", "rocprof-v1-json", _trace("rocprof-v1-json"), ("gap", "{}")),
     Target("ncu-csv", "ncu-csv", _trace("ncu-csv"), ("gap", "{}")),

@@ -62,6 +62,10 @@ READERS: dict[str, tuple[str, str]] = {
         "nvprof's GPU trace as CSV (nvprof --print-gpu-trace --csv): kernels, copies and fills one by one, any units",
     ),
     "ncu-csv": ("kernelscope.readers.ncu_csv", "Nsight Compute CSV export (--page details|raw --csv)"),
+    "ncu-text": (
+        "kernelscope.readers.ncu_text",
+        "Nsight Compute's printed details (ncu ./app, ncu -i REPORT): every kernel's sections, in a log or alone",
+    ),
     "ncu-rep": ("kernelscope.readers.ncu_rep", "Nsight Compute report .ncu-rep (needs the ncu-report wheel)"),
     "xplane": ("kernelscope.readers.xplane", "JAX/XLA profiler XPlane .xplane.pb (jax.profiler.trace), CUDA and ROCm"),
     "profile-json": ("kernelscope.readers.profile_json", "kernelscope's own saved profile (kernelscope.profile.v1)"),

@@ -42,6 +42,22 @@ FIELDS: dict[str, tuple[str, str]] = {
     "achieved_occupancy_pct": ("Occupancy/Achieved Occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active"),
     "theoretical_occupancy_pct": ("Occupancy/Theoretical Occupancy", "sm__maximum_warps_per_active_cycle_pct"),
 }
+# Details-page names of Nsight Compute before 2022 -> today's (the section and its metrics were renamed, not changed)
+_RENAMED_SECTIONS = {"GPU Speed Of Light": "GPU Speed Of Light Throughput"}
+_RENAMED_METRICS = {
+    "GPU Speed Of Light Throughput/Memory [%]": "GPU Speed Of Light Throughput/Memory Throughput",
+    "GPU Speed Of Light Throughput/SOL DRAM": "GPU Speed Of Light Throughput/DRAM Throughput",
+    "GPU Speed Of Light Throughput/SM [%]": "GPU Speed Of Light Throughput/Compute (SM) Throughput",
+    "GPU Speed Of Light Throughput/Compute (SM) [%]": "GPU Speed Of Light Throughput/Compute (SM) Throughput",
+}
+
+
+def detail_key(section: str, metric: str) -> str:
+    """A details-page metric as ``Section/Metric Name`` under today's names (FIELDS' page 0)."""
+    key = f"{_RENAMED_SECTIONS.get(section, section)}/{metric}"
+    return _RENAMED_METRICS.get(key, key)
+
+
 # The FIELDS a kernel's headline shows (NcuHeadline), beside its duration.
 HEADLINE = (
     "sm_throughput_pct",

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kernelscope.readers._csv import norm
 from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, open_raw, sqlite_names
+from kernelscope.readers.ncu_text import looks_like as ncu_text_head
 from kernelscope.readers.nsys_rep import MAGIC as NSYS_REP_MAGIC
 from kernelscope.readers.nsys_sqlite import is_nvprof
 from kernelscope.readers.nsys_stats import HEADER_LINES, header_columns, looks_human
@@ -105,13 +106,14 @@ def _ncu_csv(head: bytes) -> bool:
     return header.startswith("ID,Process ID,Process Name,Host Name,Kernel Name")
 
 
-# Printed tables (nsys stats' column or table form, torch.profiler's table, nvprof's summary and trace), shared as
-# files of their own or held in a log after everything else the program printed: also looked for at a file's end
+# Printed tables (nsys stats' column or table form, torch.profiler's table, nvprof's summary and trace, ncu's details),
+# shared as files of their own or held in a log after everything the program printed: also looked for at a file's end
 _TEXT_TABLES: list[tuple[str, Callable[[bytes], bool]]] = [
     ("nsys-kern-sum", looks_human),
     ("torch-table", torch_table_head),
     ("nvprof-summary", nvprof_summary_head),
     ("nvprof-trace", nvprof_trace_head),
+    ("ncu-text", ncu_text_head),
 ]
 
 # Ordered: first match wins.

@@ -92,7 +92,7 @@ def _details(rows: Iterator[list[str]], header: list[str], path: Path) -> tuple[
         v = _ncu.number(row[val]) if row[met] else None  # rule rows have no metric name
         if v is None:
             continue
-        key = f"{row[sec]}/{row[met]}"
+        key = _ncu.detail_key(row[sec], row[met])
         factor, units[key] = _ncu.unit_scale(row[unit])
         k.metrics[key] = v * factor
     return list(kernels.values()), units
