@@ -405,7 +405,7 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
         "triton.ncu.txt",
         gzip.decompress((TESTS / "ncu" / "text" / "h100_triton_softmax_mm.ncu.txt.gz").read_bytes()),
     )
-    for f in ("gpu-trace.csv", "gpu-trace_default.csv"):
+    for f in ("gpu-trace.csv", "gpu-trace_default.csv", "gpu-trace_printed.txt"):
         put("nvprof-trace", f, _csv_head((TESTS / "nvprof" / f"nccl_v100.{f}").read_bytes(), 60))
     for f in ("h100_softmax_fast_details.csv.gz", "h100_softmax_slow_raw.csv.gz"):
         put("ncu-csv", f.removesuffix(".gz"), gzip.decompress((TESTS / "ncu" / f).read_bytes()))

@@ -6,7 +6,8 @@ no GPU once its libraries (``libcupti11.8``, ``libaccinj64-11.8``, ``libcuinj64-
     python bench/nvprof_truth.py --nvprof /path/to/nvprof DB.nvvp ... [--summaries LOG ...] [--traces CSV ...]
 
 For each database: every kernel launch, copy and fill (name, duration, device, stream, correlation id) of
-``readers/nvprof`` against nvprof's ``--print-gpu-trace`` (and that CSV read back by ``readers/nvprof_trace``), and
+``readers/nvprof`` against nvprof's ``--print-gpu-trace`` (that CSV, and the printed trace, read back by
+``readers/nvprof_trace``), and
 ``readers/nvprof_summary`` over nvprof's printed ``--print-gpu-summary`` against the launches (calls and totals per
 kernel). For printed summaries found in the wild (no database beside them): nvprof's own arithmetic, calls x Avg = Time
 and Min <= Avg <= Max per kernel, to the digits printed. For CSV traces found in the wild: every row of the table with a
@@ -27,8 +28,8 @@ from kernelscope.model import numbers
 from kernelscope.readers import detect, nvprof, nvprof_summary, nvprof_trace
 
 
-def _nvprof(tool: str, db: Path, *args: str) -> str:
-    cmd = [tool, "-i", str(db), "--demangling", "off", "-u", "ns", "--csv", *args]
+def _nvprof(tool: str, db: Path, *args: str, csv_out: bool = True) -> str:
+    cmd = [tool, "-i", str(db), "--demangling", "off", *(("-u", "ns", "--csv") if csv_out else ()), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=True).stderr
 
 
@@ -42,7 +43,7 @@ def check_db(tool: str, db: Path) -> str:
     text = _nvprof(tool, db, "--print-gpu-trace")
     rows = _trace(text)
     if rows and "Duration" not in rows[0]:
-        return f"| {db.name} | {len(prof.launches)} | metrics run: nvprof prints no durations | - | - | - |"
+        return f"| {db.name} | {len(prof.launches)} | metrics run: nvprof prints no durations | - | - | - | - |"
     ours = Counter((k.name, k.duration_ns, k.device, k.stream, k.correlation_id) for k in prof.launches)
     ours += Counter((m.name, m.duration_ns, m.device, m.stream, m.correlation_id) for m in prof.memory_ops)
     theirs = Counter(
@@ -61,6 +62,11 @@ def check_db(tool: str, db: Path) -> str:
         back = nvprof_trace.read(csv_trace)
         again = Counter((k.name, k.duration_ns, k.device, k.stream, k.correlation_id) for k in back.launches)
         again += Counter((m.name, m.duration_ns, m.device, m.stream, m.correlation_id) for m in back.memory_ops)
+        printed = Path(tmp) / "trace.txt"
+        printed.write_text(_nvprof(tool, db, "--print-gpu-trace", csv_out=False))
+        shown = nvprof_trace.read(printed)  # five significant digits, no GPU ordinal: launches matched by their ids
+        ids = Counter((k.name, k.stream, k.correlation_id, k.grid_blocks, k.registers) for k in shown.launches)
+        want = Counter((k.name, k.stream, k.correlation_id, k.grid_blocks, k.registers) for k in prof.launches)
         log = Path(tmp) / "summary.csv"
         log.write_text(_nvprof(tool, db, "--print-gpu-summary"))
         assert detect(log) == "nvprof-summary"
@@ -73,6 +79,7 @@ def check_db(tool: str, db: Path) -> str:
     return (
         f"| {db.name} | {len(prof.launches)} | {sum((ours & theirs).values())} of {sum(theirs.values())} records equal"
         f" | {sum((again & ours).values())} of {sum(ours.values())} equal"
+        f" | {sum((ids & want).values())} of {sum(want.values())} launches"
         f" | {same} of {len(launched)} kernels equal | {len(prof.devices)} |"
     )
 
@@ -106,8 +113,8 @@ def main() -> None:
     ap.add_argument("--traces", nargs="*", type=Path, default=[])
     args = ap.parse_args()
     print("| database | launches | kernels, copies, fills vs --print-gpu-trace | that CSV read back", end="")
-    print(" | --print-gpu-summary vs launches | GPUs |")
-    print("|---|---:|---|---|---|---:|")
+    print(" | the printed trace read back | --print-gpu-summary vs launches | GPUs |")
+    print("|---|---:|---|---|---|---|---:|")
     for db in args.dbs:
         print(check_db(args.nvprof, db))
     if args.summaries:

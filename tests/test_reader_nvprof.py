@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from kernelscope.cli import app
 from kernelscope.errors import FormatError
-from kernelscope.model import KernelLaunch, Profile
+from kernelscope.model import Dim3, KernelLaunch, Profile
 from kernelscope.readers import detect, nsys_sqlite, nvprof, nvprof_summary, nvprof_trace
 
 DATA = Path(__file__).parent / "data" / "nvprof"
@@ -324,3 +324,23 @@ def test_a_trace_a_spreadsheet_saved_again(tmp_path: Path) -> None:
     assert detect(path) == "nvprof-trace"
     prof = nvprof_trace.read(path)
     assert (len(prof.launches), len(prof.memory_ops)) == (24, 296)
+
+
+def test_the_printed_trace_is_the_database(records: tuple[list[tuple[object, ...]], list[tuple[object, ...]]]) -> None:
+    """``--print-gpu-trace`` as printed: five or six significant digits, the GPU's name cut to its column."""
+    path = DATA / "nccl_v100.gpu-trace_printed.txt"
+    assert detect(path) == "nvprof-trace"
+    prof = nvprof_trace.read(path)
+    kernels, copies = records
+    want = {(k[0], k[-2], k[-1]): k for k in kernels}  # (name, stream, correlation id) is one launch here
+    assert len(prof.launches) == len(want) == 24 and len(prof.memory_ops) == len(copies)
+    for k in prof.launches:
+        w = want[(k.name, k.stream, k.correlation_id)]
+        start, duration = int(str(w[1])), int(str(w[2]))
+        assert k.start_ns == pytest.approx(start, rel=5e-5, abs=1) and k.duration_ns == pytest.approx(
+            duration, rel=5e-5
+        )
+        assert (k.grid_blocks, k.block, k.registers) == (Dim3(*w[3]), Dim3(*w[4]), w[5])  # type: ignore[misc]
+        assert k.lds_bytes == pytest.approx(w[6], abs=1) and k.device is None  # KB to three decimals
+    total = sum(int(str(c[1])) for c in copies)
+    assert sum(m.duration_ns for m in prof.memory_ops) == pytest.approx(total, rel=5e-5)

@@ -59,7 +59,7 @@ READERS: dict[str, tuple[str, str]] = {
     ),
     "nvprof-trace": (
         "kernelscope.readers.nvprof_trace",
-        "nvprof's GPU trace as CSV (nvprof --print-gpu-trace --csv): kernels, copies and fills one by one, any units",
+        "nvprof's GPU trace (nvprof --print-gpu-trace, printed or --csv): kernels, copies and fills one by one",
     ),
     "ncu-csv": ("kernelscope.readers.ncu_csv", "Nsight Compute CSV export (--page details|raw --csv)"),
     "ncu-text": (
