@@ -205,5 +205,15 @@ def launch(
     )
 
 
+def no_duration(path: Path, page: int, kernel: str) -> FormatError:
+    """The error for a kernel without a duration metric (its Speed Of Light section was not collected or kept)."""
+    return FormatError(
+        path,
+        f"a duration ({FIELDS['duration_ns'][page]!r}) for every kernel",
+        f"none for {kernel[:80]}",
+        "profile with the SpeedOfLight section (ncu --section SpeedOfLight, part of every --set)",
+    )
+
+
 def device_info(index: int, cc: str, *, name: str | None = None, sms: float | None = None) -> DeviceInfo:
     return DeviceInfo(index=index, vendor="nvidia", name=name, arch=arch(cc), compute_units=_int(sms))

@@ -64,13 +64,7 @@ def _launch(k: _Kernel, page: int, path: Path, rank: int | None) -> KernelLaunch
         source_format=FORMAT,
     )
     if out is None:
-        metric = _ncu.FIELDS["duration_ns"][page]
-        raise FormatError(
-            path,
-            f"a duration ({metric!r}) for every kernel",
-            f"none for kernel ID {lead['ID']} ({lead['Kernel Name'][:60]})",
-            "profile with the SpeedOfLight section (ncu --section SpeedOfLight, part of every --set)",
-        )
+        raise _ncu.no_duration(path, page, f"kernel ID {lead['ID']} ({lead['Kernel Name'][:60]})")
     return out
 
 

@@ -189,8 +189,7 @@ def read(path: Path, *, rank: int | None = None, report: Any = None) -> Profile:
             source=str(path), source_format=FORMAT, mangled=mangled,
         )  # fmt: skip
         if k is None:
-            raise FormatError(path, "gpu__time_duration.sum for every kernel", f"none for {name[:60]}",
-                              "collect at least the SpeedOfLight section")  # fmt: skip
+            raise _ncu.no_duration(path, 1, name[:60])
         launches.append(k)
         if k.device is not None and k.device not in devices:
             devices[k.device] = _device(action, k.device)

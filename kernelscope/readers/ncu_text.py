@@ -133,13 +133,7 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
             source_format=FORMAT,
         )
         if launch is None:
-            metric = _ncu.FIELDS["duration_ns"][0]
-            raise FormatError(
-                path,
-                f"a duration ({metric!r}) for every kernel",
-                f"none for kernel {len(launches) + 1} ({k.name[:60]})",
-                "profile with the SpeedOfLight section (ncu --section SpeedOfLight, part of every --set)",
-            )
+            raise _ncu.no_duration(path, 0, f"kernel {len(launches) + 1} ({k.name[:60]})")
         launches.append(launch)
         if k.device is not None and k.cc and k.device not in devices:
             devices[k.device] = _ncu.device_info(k.device, k.cc)
