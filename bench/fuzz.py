@@ -393,6 +393,9 @@ def build_seeds(work: Path) -> dict[str, list[Path]]:
         put("nsys-stats", f, _csv_head((TESTS / "nsys" / "stats" / f).read_bytes(), 25))
     for f in ("h100_kern_sum_table.txt", "h100_kern_gb_sum_column.txt", "h200_profile_stats_log.txt"):
         put("nsys-stats", f, (TESTS / "nsys" / "stats" / f).read_bytes())  # the human forms, whole
+    for f in ("h100_gpu_trace.csv.gz", "h100_gpu_trace_column.txt.gz"):
+        data = gzip.decompress((TESTS / "nsys" / "stats" / f).read_bytes())
+        put("nsys-gpu-trace", f.removesuffix(".gz"), _csv_head(data, 60))
     for f in ("table_default.txt", "table_top15.txt", "log_with_table.txt"):
         put("torch-table", f, (TESTS / "torch_table" / f).read_bytes())
     put("nvprof", "nccl.nvvp", gzip.decompress((TESTS / "nvprof" / "nccl_v100.nvvp.gz").read_bytes()))
@@ -620,6 +623,7 @@ TARGETS: list[Target] = [
     Target("rocpd", "rocpd", _trace("rocpd"), ("gap", "{}"), sql=True),
     Target("nsys-sqlite", "nsys", _trace("nsys-sqlite"), ("gap", "{}"), sql=True),
     Target("nsys-kern-sum", "nsys-stats", _trace("nsys-kern-sum"), ("gap", "{}")),
+    Target("nsys-gpu-trace", "nsys-gpu-trace", _trace("nsys-gpu-trace"), ("gap", "{}")),
     Target("torch-table", "torch-table", _trace("torch-table"), ("gap", "{}")),
     Target("nvprof", "nvprof", _trace("nvprof"), ("gap", "{}"), sql=True),
     Target("nvprof-summary", "nvprof-summary", _trace("nvprof-summary"), ("gap", "{}")),

@@ -49,6 +49,10 @@ READERS: dict[str, tuple[str, str]] = {
         "kernelscope.readers.nsys_stats",
         "Nsight Systems nsys stats cuda_gpu_kern_sum report (CSV or TSV, any --timeunit; or its column/table text)",
     ),
+    "nsys-gpu-trace": (
+        "kernelscope.readers.nsys_gpu_trace",
+        "Nsight Systems nsys stats cuda_gpu_trace report (CSV, TSV or its column text, any --timeunit): every launch",
+    ),
     "torch-table": (
         "kernelscope.readers.torch_table",
         "torch.profiler's printed key_averages().table(): its kernel rows (a pasted table or a log holding one)",

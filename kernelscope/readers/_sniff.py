@@ -15,6 +15,7 @@ from pathlib import Path
 from kernelscope.readers._csv import norm
 from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, open_raw, sqlite_names
 from kernelscope.readers.ncu_text import looks_like as ncu_text_head
+from kernelscope.readers.nsys_gpu_trace import looks_like as nsys_gpu_trace_head
 from kernelscope.readers.nsys_rep import MAGIC as NSYS_REP_MAGIC
 from kernelscope.readers.nsys_sqlite import is_nvprof
 from kernelscope.readers.nsys_stats import HEADER_LINES, header_columns, looks_human
@@ -106,9 +107,11 @@ def _ncu_csv(head: bytes) -> bool:
     return header.startswith("ID,Process ID,Process Name,Host Name,Kernel Name")
 
 
-# Printed tables (nsys stats' column or table form, torch.profiler's table, nvprof's summary and trace, ncu's details),
-# shared as files of their own or held in a log after everything the program printed: also looked for at a file's end
+# Reports and printed tables (nsys stats' kernel summary and GPU trace, torch.profiler's table, nvprof's summary and
+# trace, ncu's details), shared as files of their own or held in a log after everything the program printed: also
+# looked for at a file's end
 _TEXT_TABLES: list[tuple[str, Callable[[bytes], bool]]] = [
+    ("nsys-gpu-trace", nsys_gpu_trace_head),
     ("nsys-kern-sum", looks_human),
     ("torch-table", torch_table_head),
     ("nvprof-summary", nvprof_summary_head),

@@ -1,0 +1,184 @@
+"""Nsight Systems ``nsys stats --report cuda_gpu_trace``: a row per kernel, copy and fill, the timeline nsys users
+export as CSV (``--format csv``/``tsv``, to a file or stdout) or print (the default ``column`` form).
+
+Columns are read by name: ``Start``/``Duration`` in the unit of their header (``(ns)`` by default, ``--timeunit``
+changes it), ``CorrId``, ``GrdX..Z`` (blocks), ``BlkX..Z``, ``Reg/Trd``, ``StcSMem``/``DymSMem``/``Bytes`` in MB
+(10^6 bytes, three decimals: shared memory to the kilobyte), ``Device`` as ``<GPU name> (<CUDA ordinal>)``, ``Strm``,
+``Name``. Kernel rows have a grid; copies and fills are named ``[CUDA memcpy Host-to-Device]``, ``[CUDA memset]``.
+The column form's cells are the spans of its dashed rule (numbers right-aligned, text left-aligned, thousands
+separators); names longer than its column are cut and end in ``…``, and the result says how many.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from kernelscope.errors import FormatError, partial_input
+from kernelscope.model import DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, numbers
+from kernelscope.model.records import items_from_blocks
+from kernelscope.readers._csv import norm
+from kernelscope.readers._tables import lines
+
+FORMAT = "nsys-gpu-trace"
+_EXPECTED = "an nsys stats cuda_gpu_trace report (Start, Duration, CorrId, GrdX, ..., Name columns)"
+_UNIT = re.compile(r"\((ns|us|ms|s|MB|B)\)\s*$")
+_SCALE = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9, "MB": 1e6, "B": 1.0}
+_RULE = re.compile(r"^\s*-+(?: +-+)+\s*$")
+_DEVICE = re.compile(r"^(?P<name>.*?)\s*\((?P<index>\d+)\)$")
+_CUT = "…"
+
+Row = dict[str, tuple[str, float]]  # normalized column -> (cell, its unit's scale)
+
+
+def _key(col: str) -> tuple[str, float]:
+    """``Start (ns)`` -> ("start", 1.0); ``StcSMem (MB)`` -> ("stcsmem", 1e6)."""
+    unit = _UNIT.search(col)
+    return norm(_UNIT.sub("", col)), _SCALE[unit.group(1)] if unit else 1.0
+
+
+def _is_header(cols: list[str]) -> bool:
+    keys = {_key(c)[0] for c in cols}
+    return {"start", "duration", "name", "grdx"} <= keys and bool({"corrid", "strm"} & keys)
+
+
+def _tables(path: Path) -> Iterator[tuple[list[str], Iterator[list[str]]]]:
+    """The report's header and rows, in whichever form the file holds it."""
+    it = lines(path, _EXPECTED)
+    prev = ""
+    for raw in it:
+        line = raw.rstrip("\r\n")
+        sep = "\t" if "\t" in line else ","
+        cols = [c.strip() for c in next(csv.reader([line], delimiter=sep), [])]
+        if len(cols) > 4 and _is_header(cols):
+            yield cols, ([c.strip() for c in row] for row in csv.reader((r.rstrip("\r\n") for r in it), delimiter=sep))
+            return
+        if _RULE.match(line) and prev:
+            spans = [m.start() for m in re.finditer(r"-+", line)]
+            header = [prev[a:b].strip() for a, b in zip(spans, [*spans[1:], None], strict=True)]
+            if _is_header(header):
+                yield (
+                    header,
+                    (
+                        [r[a:b].strip() for a, b in zip(spans, [*spans[1:], None], strict=True)]
+                        for r in (x.rstrip("\r\n") for x in it)
+                        if r.strip()
+                    ),
+                )
+                return
+        prev = line
+
+
+def _record(row: Row, src: str, rank: int | None) -> KernelLaunch | MemoryOp | None:
+    def num(key: str) -> float | None:
+        cell, scale = row.get(key, ("", 1.0))
+        v = numbers.to_float(cell) if cell else None
+        return None if v is None else v * scale
+
+    def whole(key: str) -> int | None:
+        return numbers.to_int(row.get(key, ("", 1.0))[0])
+
+    start, duration, name = num("start"), num("duration"), row.get("name", ("", 1.0))[0]
+    if start is None or duration is None or not name:
+        return None  # not a row of the table (a cut line, the log's own text)
+    if start < 0 or duration < 0 or not numbers.is_int64(round(start + duration)):
+        raise ValueError("impossible times")
+    dev = _DEVICE.match(row.get("device", ("", 1.0))[0])
+    device = int(dev["index"]) if dev is not None else None
+    stream, corr = whole("strm"), whole("corrid")
+    if name.startswith(("[CUDA memcpy", "[CUDA memset")):
+        size = num("bytes")
+        return MemoryOp(
+            name=name,
+            kind="memset" if name.startswith("[CUDA memset") else "memcpy",
+            start_ns=round(start),
+            duration_ns=round(duration),
+            device=device,
+            rank=rank,
+            stream=stream,
+            correlation_id=corr,
+            bytes=round(size) if size is not None else None,
+            source=src,
+            source_format=FORMAT,
+        )
+    grid = [whole(f"grd{a}") for a in "xyz"]
+    block = [whole(f"blk{a}") for a in "xyz"]
+    if grid[0] is None or grid[1] is None or grid[2] is None:
+        return None
+    g = Dim3(grid[0], grid[1], grid[2])
+    b = Dim3(block[0], block[1], block[2]) if block[0] and block[1] and block[2] else None
+    shared = [v for k in ("stcsmem", "dymsmem") if (v := num(k)) is not None]
+    return KernelLaunch(
+        name=name,
+        start_ns=round(start),
+        duration_ns=round(duration),
+        vendor="nvidia",
+        device=device,
+        rank=rank,
+        stream=stream,
+        correlation_id=corr,
+        grid_blocks=g,
+        grid_items=items_from_blocks(g, b) if b is not None else None,
+        block=b,
+        registers=whole("regtrd"),
+        lds_bytes=round(sum(shared)) if shared else None,
+        source=src,
+        source_format=FORMAT,
+    )
+
+
+def read(path: Path, *, rank: int | None = None) -> Profile:
+    """Read the kernels, copies and fills of an nsys cuda_gpu_trace report."""
+    src = str(path)
+    table = next(_tables(path), None)
+    if table is None:
+        raise FormatError(path, _EXPECTED, "no such header (Start, Duration, CorrId, GrdX, ..., Name)")
+    cols, body = table
+    keys = [_key(c) for c in cols]
+    launches: list[KernelLaunch] = []
+    memory: list[MemoryOp] = []
+    devices: dict[int, str] = {}
+    dropped = 0
+    for cells in body:
+        if len(cells) != len(keys):
+            continue
+        row = {k: (c, scale) for (k, scale), c in zip(keys, cells, strict=True)}
+        try:
+            rec = _record(row, src, rank)
+        except ValueError:
+            dropped += 1
+            continue
+        if rec is None:
+            continue
+        if isinstance(rec, MemoryOp):
+            memory.append(rec)
+        else:
+            launches.append(rec)
+        if (dev := _DEVICE.match(row.get("device", ("", 1.0))[0])) is not None:
+            devices.setdefault(int(dev["index"]), dev["name"])
+    numbers.count_dropped("trace rows", dropped, path)
+    if cut := sum(k.name.endswith(_CUT) for k in launches):
+        partial_input(f"{path}: nsys cut {cut} of {len(launches)} kernel names to its column ('{_CUT}')")
+    return Profile(
+        launches=launches,
+        memory_ops=memory,
+        devices=[DeviceInfo(index=i, vendor="nvidia", name=n, rank=rank) for i, n in sorted(devices.items())],
+        sources=[src],
+        formats=[FORMAT],
+    )
+
+
+def looks_like(head: bytes) -> bool:
+    """``head`` holds the report's header, CSV, TSV or column form."""
+    text = head.decode("utf-8", "replace").splitlines()
+    for prev, line in zip(["", *text], text, strict=False):
+        sep = "\t" if "\t" in line else ","
+        if _is_header([c.strip() for c in next(csv.reader([line], delimiter=sep), [])]):
+            return True
+        if _RULE.match(line) and prev:
+            spans = [m.start() for m in re.finditer(r"-+", line)]
+            if _is_header([prev[a:b].strip() for a, b in zip(spans, [*spans[1:], None], strict=True)]):
+                return True
+    return False
