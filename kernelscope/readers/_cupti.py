@@ -1,6 +1,7 @@
-"""What the two SQLite forms of CUPTI activity records share: Nsight Systems' export (``nsys_sqlite``) and nvprof's
-database (``nvprof``). Both keep CUPTI's records one row each in ``CUPTI_ACTIVITY_KIND_*`` tables, with CUPTI's
-field names and meanings; they differ in how names are stored and which tables exist, which their modules say.
+"""What the forms of CUPTI activity records share: Nsight Systems' export (``nsys_sqlite``) and nvprof's database
+(``nvprof``) keep CUPTI's records one row each in ``CUPTI_ACTIVITY_KIND_*`` tables, with CUPTI's field names and
+meanings; nvprof's and nsys stats' GPU traces (``nvprof_trace``, ``nsys_gpu_trace``) print the same fields a row per
+record. How each stores names, units and tables its module says.
 
 CUPTI's meanings, all here:
 * ``gridX..Z`` count blocks (CUDA semantics); ``grid_items`` = blocks x block. Shared memory is
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +138,69 @@ def kernel_launches(
             out.append(launch)
     numbers.count_dropped("kernel launches", dropped, src)
     return out
+
+
+@dataclass(frozen=True)
+class TraceRow:
+    """One row of a tool's printed GPU trace (nvprof's, nsys stats'), its cells already in ns and bytes."""
+
+    name: str
+    start: float
+    duration: float
+    device: int | None
+    stream: int | None
+    correlation_id: int | None
+    grid: tuple[int | None, int | None, int | None]
+    block: tuple[int | None, int | None, int | None]
+    registers: int | None
+    shared: tuple[float | None, float | None]  # static, dynamic bytes per block
+    size: float | None  # a copy's or fill's bytes
+
+
+def trace_record(row: TraceRow, *, fmt: str, src: str, rank: int | None) -> KernelLaunch | MemoryOp | None:
+    """The kernel, copy or fill a trace row describes; None for rows that are neither (API calls, Unified Memory
+    events: no grid). Raises ValueError for impossible times (the caller counts the row dropped)."""
+    if row.start < 0 or row.duration < 0 or not numbers.is_int64(round(row.start + row.duration)):
+        raise ValueError("impossible times")
+    if row.name.startswith(("[CUDA memcpy", "[CUDA memset")):
+        return MemoryOp(
+            name=row.name,
+            kind="memset" if row.name.startswith("[CUDA memset") else "memcpy",
+            start_ns=round(row.start),
+            duration_ns=round(row.duration),
+            device=row.device,
+            rank=rank,
+            stream=row.stream,
+            correlation_id=row.correlation_id,
+            bytes=round(row.size) if row.size is not None else None,
+            source=src,
+            source_format=fmt,
+        )
+    gx, gy, gz = row.grid
+    if gx is None or gy is None or gz is None:
+        return None
+    bx, by, bz = row.block
+    grid = Dim3(gx, gy, gz)
+    block = Dim3(bx, by, bz) if bx and by and bz else None
+    shared = [v for v in row.shared if v is not None]
+    return KernelLaunch(
+        name=row.name,
+        mangled=row.name if row.name.startswith("_Z") else None,
+        start_ns=round(row.start),
+        duration_ns=round(row.duration),
+        vendor="nvidia",
+        device=row.device,
+        rank=rank,
+        stream=row.stream,
+        correlation_id=row.correlation_id,
+        grid_blocks=grid,
+        grid_items=items_from_blocks(grid, block) if block is not None else None,
+        block=block,
+        registers=row.registers,
+        lds_bytes=round(sum(shared)) if shared else None,
+        source=src,
+        source_format=fmt,
+    )
 
 
 def memory_ops(

@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kernelscope.errors import FormatError, partial_input
-from kernelscope.model import DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, numbers
-from kernelscope.model.records import items_from_blocks
+from kernelscope.model import DeviceInfo, KernelLaunch, MemoryOp, Profile, numbers
 from kernelscope.readers._csv import norm
+from kernelscope.readers._cupti import TraceRow, trace_record
 from kernelscope.readers._tables import lines
 
 FORMAT = "nsys-gpu-trace"
@@ -72,6 +72,8 @@ def _tables(path: Path) -> Iterator[tuple[list[str], Iterator[list[str]]]]:
 
 
 def _record(row: Row, src: str, rank: int | None) -> KernelLaunch | MemoryOp | None:
+    """The kernel, copy or fill a row describes (``_cupti.trace_record``); None for rows that are neither."""
+
     def num(key: str) -> float | None:
         cell, scale = row.get(key, ("", 1.0))
         v = numbers.to_float(cell) if cell else None
@@ -83,50 +85,21 @@ def _record(row: Row, src: str, rank: int | None) -> KernelLaunch | MemoryOp | N
     start, duration, name = num("start"), num("duration"), row.get("name", ("", 1.0))[0]
     if start is None or duration is None or not name:
         return None  # not a row of the table (a cut line, the log's own text)
-    if start < 0 or duration < 0 or not numbers.is_int64(round(start + duration)):
-        raise ValueError("impossible times")
     dev = _DEVICE.match(row.get("device", ("", 1.0))[0])
-    device = int(dev["index"]) if dev is not None else None
-    stream, corr = whole("strm"), whole("corrid")
-    if name.startswith(("[CUDA memcpy", "[CUDA memset")):
-        size = num("bytes")
-        return MemoryOp(
-            name=name,
-            kind="memset" if name.startswith("[CUDA memset") else "memcpy",
-            start_ns=round(start),
-            duration_ns=round(duration),
-            device=device,
-            rank=rank,
-            stream=stream,
-            correlation_id=corr,
-            bytes=round(size) if size is not None else None,
-            source=src,
-            source_format=FORMAT,
-        )
-    grid = [whole(f"grd{a}") for a in "xyz"]
-    block = [whole(f"blk{a}") for a in "xyz"]
-    if grid[0] is None or grid[1] is None or grid[2] is None:
-        return None
-    g = Dim3(grid[0], grid[1], grid[2])
-    b = Dim3(block[0], block[1], block[2]) if block[0] and block[1] and block[2] else None
-    shared = [v for k in ("stcsmem", "dymsmem") if (v := num(k)) is not None]
-    return KernelLaunch(
+    traced = TraceRow(
         name=name,
-        start_ns=round(start),
-        duration_ns=round(duration),
-        vendor="nvidia",
-        device=device,
-        rank=rank,
-        stream=stream,
-        correlation_id=corr,
-        grid_blocks=g,
-        grid_items=items_from_blocks(g, b) if b is not None else None,
-        block=b,
+        start=start,
+        duration=duration,
+        device=int(dev["index"]) if dev is not None else None,
+        stream=whole("strm"),
+        correlation_id=whole("corrid"),
+        grid=(whole("grdx"), whole("grdy"), whole("grdz")),
+        block=(whole("blkx"), whole("blky"), whole("blkz")),
         registers=whole("regtrd"),
-        lds_bytes=round(sum(shared)) if shared else None,
-        source=src,
-        source_format=FORMAT,
+        shared=(num("stcsmem"), num("dymsmem")),
+        size=num("bytes"),
     )
+    return trace_record(traced, fmt=FORMAT, src=src, rank=rank)
 
 
 def read(path: Path, *, rank: int | None = None) -> Profile:

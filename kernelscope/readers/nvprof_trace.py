@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kernelscope.errors import FormatError
-from kernelscope.model import DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, numbers
-from kernelscope.model.records import items_from_blocks
+from kernelscope.model import DeviceInfo, KernelLaunch, MemoryOp, Profile, numbers
+from kernelscope.readers._cupti import TraceRow, trace_record
 from kernelscope.readers._tables import lines
 
 FORMAT = "nvprof-trace"
@@ -131,58 +131,31 @@ def _value(row: Row, name: str, per: dict[str, float]) -> float | None:
 
 
 def _record(row: Row, src: str, rank: int | None) -> KernelLaunch | MemoryOp | None:
-    """The kernel, copy or fill a row describes; None for rows that are neither (API calls, Unified Memory events).
-    Raises ValueError for impossible times."""
+    """The kernel, copy or fill a row describes (``_cupti.trace_record``); None for rows that are neither."""
     cells = row[0]
     start, duration = _value(row, "Start", _TIME_NS), _value(row, "Duration", _TIME_NS)
     name = cells.get("Name", "")
     if start is None or duration is None or not name:
         return None
-    if start < 0 or duration < 0 or not numbers.is_int64(round(start + duration)):
-        raise ValueError("impossible times")
     dev = _DEVICE.match(cells.get("Device", ""))
-    device = int(dev["index"]) if dev is not None else None
-    stream, corr = numbers.to_int(cells.get("Stream", "")), numbers.to_int(cells.get("Correlation_ID", ""))
-    if name.startswith(("[CUDA memcpy", "[CUDA memset")):
-        size = _value(row, "Size", _SIZE_B)
-        return MemoryOp(
-            name=name,
-            kind="memset" if name.startswith("[CUDA memset") else "memcpy",
-            start_ns=round(start),
-            duration_ns=round(duration),
-            device=device,
-            rank=rank,
-            stream=stream,
-            correlation_id=corr,
-            bytes=round(size) if size is not None else None,
-            source=src,
-            source_format=FORMAT,
-        )
-    grid = [numbers.to_int(cells.get(f"Grid {a}", "")) for a in "XYZ"]
-    block = [numbers.to_int(cells.get(f"Block {a}", "")) for a in "XYZ"]
-    if grid[0] is None or grid[1] is None or grid[2] is None:
-        return None  # an API call of --print-api-trace
-    g = Dim3(grid[0], grid[1], grid[2])
-    b = Dim3(block[0], block[1], block[2]) if block[0] and block[1] and block[2] else None
-    shared = [v for c in ("Static SMem", "Dynamic SMem") if (v := _value(row, c, _SIZE_B)) is not None]
-    return KernelLaunch(
+
+    def whole(col: str) -> int | None:
+        return numbers.to_int(cells.get(col, ""))
+
+    traced = TraceRow(
         name=name,
-        mangled=name if name.startswith("_Z") else None,
-        start_ns=round(start),
-        duration_ns=round(duration),
-        vendor="nvidia",
-        device=device,
-        rank=rank,
-        stream=stream,
-        correlation_id=corr,
-        grid_blocks=g,
-        grid_items=items_from_blocks(g, b) if b is not None else None,
-        block=b,
-        registers=numbers.to_int(cells.get("Registers Per Thread", "")),
-        lds_bytes=round(sum(shared)) if shared else None,
-        source=src,
-        source_format=FORMAT,
+        start=start,
+        duration=duration,
+        device=int(dev["index"]) if dev is not None else None,
+        stream=whole("Stream"),
+        correlation_id=whole("Correlation_ID"),
+        grid=(whole("Grid X"), whole("Grid Y"), whole("Grid Z")),
+        block=(whole("Block X"), whole("Block Y"), whole("Block Z")),
+        registers=whole("Registers Per Thread"),
+        shared=(_value(row, "Static SMem", _SIZE_B), _value(row, "Dynamic SMem", _SIZE_B)),
+        size=_value(row, "Size", _SIZE_B),
     )
+    return trace_record(traced, fmt=FORMAT, src=src, rank=rank)
 
 
 def _rows(path: Path, headers: list[str]) -> Iterator[Row]:
