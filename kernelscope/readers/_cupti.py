@@ -11,6 +11,7 @@ CUPTI's meanings, all here:
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelscope.errors import FormatError
-from kernelscope.model import Dim3, KernelLaunch, MemoryOp, numbers
+from kernelscope.model import DeviceInfo, Dim3, KernelLaunch, MemoryOp, Profile, numbers
 from kernelscope.model.records import items_from_blocks
 from kernelscope.readers._io import SQL_ERRORS, connect_sqlite, sql_rows, sqlite_names
 
@@ -38,6 +39,7 @@ _NVPROF_KINDS = ("", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "Dt
 COPY_KINDS_NVPROF = dict(enumerate(_NVPROF_KINDS))
 
 Row = dict[str, Any]
+_DEVICE_CELL = re.compile(r"^(?P<name>.*?)\s*\((?P<index>\d+)\)$")  # a trace's "<GPU name> (<CUDA ordinal>)"
 Described = tuple[str, str | None, int | None]  # a kernel's name, mangled name and launch time
 # columns that hold integers (times, ids, sizes): read through numbers.to_int, whatever SQLite stored there
 _INTS = frozenset(
@@ -147,7 +149,7 @@ class TraceRow:
     name: str
     start: float
     duration: float
-    device: int | None
+    device: str  # the Device cell: "<GPU name> (<CUDA ordinal>)", the ordinal lost where the name fills the column
     stream: int | None
     correlation_id: int | None
     grid: tuple[int | None, int | None, int | None]
@@ -157,18 +159,53 @@ class TraceRow:
     size: float | None  # a copy's or fill's bytes
 
 
-def trace_record(row: TraceRow, *, fmt: str, src: str, rank: int | None) -> KernelLaunch | MemoryOp | None:
-    """The kernel, copy or fill a trace row describes; None for rows that are neither (API calls, Unified Memory
-    events: no grid). Raises ValueError for impossible times (the caller counts the row dropped)."""
-    if row.start < 0 or row.duration < 0 or not numbers.is_int64(round(row.start + row.duration)):
-        raise ValueError("impossible times")
+def _trace_device(cell: str) -> tuple[int, str] | None:
+    """(CUDA ordinal, GPU name) of a trace's Device cell, or None when the ordinal is not printed."""
+    m = _DEVICE_CELL.match(cell)
+    return (int(m["index"]), m["name"]) if m is not None else None
+
+
+def trace_profile(rows: Iterable[TraceRow], *, fmt: str, src: str, rank: int | None) -> Profile:
+    """The kernels, copies and fills of a tool's GPU trace and the GPUs it names; rows with impossible times are
+    dropped and counted, rows that are neither (API calls, Unified Memory events: no grid) skipped."""
+    launches: list[KernelLaunch] = []
+    memory: list[MemoryOp] = []
+    devices: dict[int, str] = {}
+    dropped = 0
+    for row in rows:
+        if row.start < 0 or row.duration < 0 or not numbers.is_int64(round(row.start + row.duration)):
+            dropped += 1
+            continue
+        dev = _trace_device(row.device)
+        rec = _trace_record(row, dev[0] if dev is not None else None, fmt=fmt, src=src, rank=rank)
+        if rec is None:
+            continue
+        if isinstance(rec, MemoryOp):
+            memory.append(rec)
+        else:
+            launches.append(rec)
+        if dev is not None:
+            devices.setdefault(*dev)
+    numbers.count_dropped("trace rows", dropped, src)
+    return Profile(
+        launches=launches,
+        memory_ops=memory,
+        devices=[DeviceInfo(index=i, vendor="nvidia", name=n, rank=rank) for i, n in sorted(devices.items())],
+        sources=[src],
+        formats=[fmt],
+    )
+
+
+def _trace_record(
+    row: TraceRow, device: int | None, *, fmt: str, src: str, rank: int | None
+) -> KernelLaunch | MemoryOp | None:
     if row.name.startswith(("[CUDA memcpy", "[CUDA memset")):
         return MemoryOp(
             name=row.name,
             kind="memset" if row.name.startswith("[CUDA memset") else "memcpy",
             start_ns=round(row.start),
             duration_ns=round(row.duration),
-            device=row.device,
+            device=device,
             rank=rank,
             stream=row.stream,
             correlation_id=row.correlation_id,
@@ -189,7 +226,7 @@ def trace_record(row: TraceRow, *, fmt: str, src: str, rank: int | None) -> Kern
         start_ns=round(row.start),
         duration_ns=round(row.duration),
         vendor="nvidia",
-        device=row.device,
+        device=device,
         rank=rank,
         stream=row.stream,
         correlation_id=row.correlation_id,

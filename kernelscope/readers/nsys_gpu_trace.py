@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kernelscope.errors import FormatError, partial_input
-from kernelscope.model import DeviceInfo, KernelLaunch, MemoryOp, Profile, numbers
+from kernelscope.model import Profile, numbers
 from kernelscope.readers._csv import norm
-from kernelscope.readers._cupti import TraceRow, trace_record
+from kernelscope.readers._cupti import TraceRow, trace_profile
 from kernelscope.readers._tables import lines
 
 FORMAT = "nsys-gpu-trace"
@@ -27,7 +27,6 @@ _EXPECTED = "an nsys stats cuda_gpu_trace report (Start, Duration, CorrId, GrdX,
 _UNIT = re.compile(r"\((ns|us|ms|s|MB|B)\)\s*$")
 _SCALE = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9, "MB": 1e6, "B": 1.0}
 _RULE = re.compile(r"^\s*-+(?: +-+)+\s*$")
-_DEVICE = re.compile(r"^(?P<name>.*?)\s*\((?P<index>\d+)\)$")
 _CUT = "…"
 
 Row = dict[str, tuple[str, float]]  # normalized column -> (cell, its unit's scale)
@@ -71,8 +70,8 @@ def _tables(path: Path) -> Iterator[tuple[list[str], Iterator[list[str]]]]:
         prev = line
 
 
-def _record(row: Row, src: str, rank: int | None) -> KernelLaunch | MemoryOp | None:
-    """The kernel, copy or fill a row describes (``_cupti.trace_record``); None for rows that are neither."""
+def _traced(row: Row) -> TraceRow | None:
+    """A row's cells as ``_cupti``'s trace row; None for rows without a time or a name (a cut line, the log's text)."""
 
     def num(key: str) -> float | None:
         cell, scale = row.get(key, ("", 1.0))
@@ -84,13 +83,12 @@ def _record(row: Row, src: str, rank: int | None) -> KernelLaunch | MemoryOp | N
 
     start, duration, name = num("start"), num("duration"), row.get("name", ("", 1.0))[0]
     if start is None or duration is None or not name:
-        return None  # not a row of the table (a cut line, the log's own text)
-    dev = _DEVICE.match(row.get("device", ("", 1.0))[0])
-    traced = TraceRow(
+        return None
+    return TraceRow(
         name=name,
         start=start,
         duration=duration,
-        device=int(dev["index"]) if dev is not None else None,
+        device=row.get("device", ("", 1.0))[0],
         stream=whole("strm"),
         correlation_id=whole("corrid"),
         grid=(whole("grdx"), whole("grdy"), whole("grdz")),
@@ -99,48 +97,25 @@ def _record(row: Row, src: str, rank: int | None) -> KernelLaunch | MemoryOp | N
         shared=(num("stcsmem"), num("dymsmem")),
         size=num("bytes"),
     )
-    return trace_record(traced, fmt=FORMAT, src=src, rank=rank)
 
 
 def read(path: Path, *, rank: int | None = None) -> Profile:
     """Read the kernels, copies and fills of an nsys cuda_gpu_trace report."""
-    src = str(path)
     table = next(_tables(path), None)
     if table is None:
         raise FormatError(path, _EXPECTED, "no such header (Start, Duration, CorrId, GrdX, ..., Name)")
     cols, body = table
     keys = [_key(c) for c in cols]
-    launches: list[KernelLaunch] = []
-    memory: list[MemoryOp] = []
-    devices: dict[int, str] = {}
-    dropped = 0
-    for cells in body:
-        if len(cells) != len(keys):
-            continue
-        row = {k: (c, scale) for (k, scale), c in zip(keys, cells, strict=True)}
-        try:
-            rec = _record(row, src, rank)
-        except ValueError:
-            dropped += 1
-            continue
-        if rec is None:
-            continue
-        if isinstance(rec, MemoryOp):
-            memory.append(rec)
-        else:
-            launches.append(rec)
-        if (dev := _DEVICE.match(row.get("device", ("", 1.0))[0])) is not None:
-            devices.setdefault(int(dev["index"]), dev["name"])
-    numbers.count_dropped("trace rows", dropped, path)
-    if cut := sum(k.name.endswith(_CUT) for k in launches):
-        partial_input(f"{path}: nsys cut {cut} of {len(launches)} kernel names to its column ('{_CUT}')")
-    return Profile(
-        launches=launches,
-        memory_ops=memory,
-        devices=[DeviceInfo(index=i, vendor="nvidia", name=n, rank=rank) for i, n in sorted(devices.items())],
-        sources=[src],
-        formats=[FORMAT],
+    rows = (
+        traced
+        for cells in body
+        if len(cells) == len(keys)
+        and (traced := _traced({k: (c, scale) for (k, scale), c in zip(keys, cells, strict=True)})) is not None
     )
+    profile = trace_profile(rows, fmt=FORMAT, src=str(path), rank=rank)
+    if cut := sum(k.name.endswith(_CUT) for k in profile.launches):
+        partial_input(f"{path}: nsys cut {cut} of {len(profile.launches)} kernel names to its column ('{_CUT}')")
+    return profile
 
 
 def looks_like(head: bytes) -> bool:

@@ -24,15 +24,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kernelscope.errors import FormatError
-from kernelscope.model import DeviceInfo, KernelLaunch, MemoryOp, Profile, numbers
-from kernelscope.readers._cupti import TraceRow, trace_record
+from kernelscope.model import Profile, numbers
+from kernelscope.readers._cupti import TraceRow, trace_profile
 from kernelscope.readers._tables import lines
 
 FORMAT = "nvprof-trace"
 _EXPECTED = "nvprof's GPU trace (nvprof --print-gpu-trace, printed or --csv: Start, Duration, ..., Name)"
 _TIME_NS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
 _SIZE_B = {"B": 1.0, "KB": 1024.0, "MB": 1024.0**2, "GB": 1024.0**3}
-_DEVICE = re.compile(r"^(?P<name>.*?)\s*\((?P<index>\d+)\)$")
 
 
 # the printed trace's header labels, each naming the CSV column it prints (None: read otherwise or not at all)
@@ -130,23 +129,22 @@ def _value(row: Row, name: str, per: dict[str, float]) -> float | None:
     return None if v is None or unit not in per else v * per[unit]
 
 
-def _record(row: Row, src: str, rank: int | None) -> KernelLaunch | MemoryOp | None:
-    """The kernel, copy or fill a row describes (``_cupti.trace_record``); None for rows that are neither."""
+def _traced(row: Row) -> TraceRow | None:
+    """A row's cells as ``_cupti``'s trace row; None for rows without a time or a name."""
     cells = row[0]
     start, duration = _value(row, "Start", _TIME_NS), _value(row, "Duration", _TIME_NS)
     name = cells.get("Name", "")
     if start is None or duration is None or not name:
         return None
-    dev = _DEVICE.match(cells.get("Device", ""))
 
     def whole(col: str) -> int | None:
         return numbers.to_int(cells.get(col, ""))
 
-    traced = TraceRow(
+    return TraceRow(
         name=name,
         start=start,
         duration=duration,
-        device=int(dev["index"]) if dev is not None else None,
+        device=cells.get("Device", ""),
         stream=whole("Stream"),
         correlation_id=whole("Correlation_ID"),
         grid=(whole("Grid X"), whole("Grid Y"), whole("Grid Z")),
@@ -155,7 +153,6 @@ def _record(row: Row, src: str, rank: int | None) -> KernelLaunch | MemoryOp | N
         shared=(_value(row, "Static SMem", _SIZE_B), _value(row, "Dynamic SMem", _SIZE_B)),
         size=_value(row, "Size", _SIZE_B),
     )
-    return trace_record(traced, fmt=FORMAT, src=src, rank=rank)
 
 
 def _rows(path: Path, headers: list[str]) -> Iterator[Row]:
@@ -189,31 +186,9 @@ def _rows(path: Path, headers: list[str]) -> Iterator[Row]:
 
 def read(path: Path, *, rank: int | None = None) -> Profile:
     """Read the kernels, copies and fills of every trace in the file."""
-    launches: list[KernelLaunch] = []
-    memory: list[MemoryOp] = []
-    devices: dict[int, str] = {}
-    dropped = 0
-    src = str(path)
     headers: list[str] = []
-    for row in _rows(path, headers):
-        try:
-            rec = _record(row, src, rank)
-        except ValueError:
-            dropped += 1
-            continue
-        if isinstance(rec, MemoryOp):
-            memory.append(rec)
-        elif rec is not None:
-            launches.append(rec)
-        if rec is not None and (dev := _DEVICE.match(row[0].get("Device", ""))) is not None:
-            devices.setdefault(int(dev["index"]), dev["name"])
+    rows = (t for row in _rows(path, headers) if (t := _traced(row)) is not None)
+    profile = trace_profile(rows, fmt=FORMAT, src=str(path), rank=rank)
     if not headers:
         raise FormatError(path, _EXPECTED, "no header with Start, Duration and Name columns")
-    numbers.count_dropped("trace rows", dropped, path)
-    return Profile(
-        launches=launches,
-        memory_ops=memory,
-        devices=[DeviceInfo(index=i, vendor="nvidia", name=n, rank=rank) for i, n in sorted(devices.items())],
-        sources=[src],
-        formats=[FORMAT],
-    )
+    return profile
