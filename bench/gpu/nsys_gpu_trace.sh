@@ -6,9 +6,7 @@
 #   OUT=/some/folder bash bench/gpu/nsys_gpu_trace.sh
 set -u
 : "${OUT:?set OUT to the folder for the results}"
-mkdir -p /tmp/dw && for f in bench/_work/deb/*.deb; do dpkg -x "$f" /tmp/dw; done
-export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-NSYS=$(command -v nsys || ls /opt/nvidia/nsight-systems/*/bin/nsys /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys 2>/dev/null | head -1)
+. bench/gpu/_nsys_env.sh  # libdw/libelf for nsys, and $NSYS
 W=/tmp/nsys_trace && mkdir -p "$W"
 gunzip -c tests/data/nsys/h100_nsys_small.sqlite.gz >"$W/h100_nsys_small.sqlite"
 stats() { timeout 300 "$NSYS" stats --force-export false --report cuda_gpu_trace "$@" "$W/h100_nsys_small.sqlite"; }

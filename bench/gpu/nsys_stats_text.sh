@@ -8,9 +8,7 @@
 # QdstrmImporter needs there):  OUT=/some/folder bash bench/gpu/nsys_stats_text.sh
 set -u
 : "${OUT:?set OUT to the folder for the results}"
-mkdir -p /tmp/dw && for f in bench/_work/deb/*.deb; do dpkg -x "$f" /tmp/dw; done
-export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-NSYS=$(command -v nsys || ls /opt/nvidia/nsight-systems/*/bin/nsys /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys 2>/dev/null | head -1)
+. bench/gpu/_nsys_env.sh  # libdw/libelf for nsys, and $NSYS
 W=/tmp/nsys_text && mkdir -p "$W"
 gunzip -c tests/data/nsys/h100_nsys_small.sqlite.gz >"$W/h100_nsys_small.sqlite"
 gunzip -c tests/data/nsys/h200_transformer_export.sqlite.gz >"$W/h200_transformer.sqlite"

@@ -6,9 +6,7 @@
 # importers need there) and qdrep/ (the reports)):  OUT=/some/folder bash bench/gpu/qdrep_export.sh
 set -u
 : "${OUT:?set OUT to the folder for the results}"
-mkdir -p /tmp/dw && for f in bench/_work/deb/*.deb; do dpkg -x "$f" /tmp/dw; done
-export LD_LIBRARY_PATH=/tmp/dw/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-NSYS=$(command -v nsys || ls /opt/nvidia/nsight-systems/*/bin/nsys /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys 2>/dev/null | head -1)
+. bench/gpu/_nsys_env.sh  # libdw/libelf for nsys, and $NSYS
 {
   "$NSYS" --version
   for rep in bench/_work/qdrep/*.qdrep; do
