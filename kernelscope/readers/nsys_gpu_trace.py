@@ -43,29 +43,26 @@ def _is_header(cols: list[str]) -> bool:
     return {"start", "duration", "name", "grdx"} <= keys and bool({"corrid", "strm"} & keys)
 
 
-def _tables(path: Path) -> Iterator[tuple[list[str], Iterator[list[str]]]]:
-    """The report's header and rows, in whichever form the file holds it."""
-    it = lines(path, _EXPECTED)
+def _span_cells(line: str, starts: list[int]) -> list[str]:
+    """A column-form line's cells: from the start of each dashed run to the start of the next (the last to the end)."""
+    return [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
+
+
+def _tables(text: Iterator[str]) -> Iterator[tuple[list[str], Iterator[list[str]]]]:
+    """The report's header and rows, in whichever form ``text`` holds it."""
     prev = ""
-    for raw in it:
+    for raw in text:
         line = raw.rstrip("\r\n")
         sep = "\t" if "\t" in line else ","
         cols = [c.strip() for c in next(csv.reader([line], delimiter=sep), [])]
         if len(cols) > 4 and _is_header(cols):
-            yield cols, ([c.strip() for c in row] for row in csv.reader((r.rstrip("\r\n") for r in it), delimiter=sep))
+            rows = csv.reader((r.rstrip("\r\n") for r in text), delimiter=sep)
+            yield cols, ([c.strip() for c in row] for row in rows)
             return
         if _RULE.match(line) and prev:
-            spans = [m.start() for m in re.finditer(r"-+", line)]
-            header = [prev[a:b].strip() for a, b in zip(spans, [*spans[1:], None], strict=True)]
-            if _is_header(header):
-                yield (
-                    header,
-                    (
-                        [r[a:b].strip() for a, b in zip(spans, [*spans[1:], None], strict=True)]
-                        for r in (x.rstrip("\r\n") for x in it)
-                        if r.strip()
-                    ),
-                )
+            starts = [m.start() for m in re.finditer(r"-+", line)]
+            if _is_header(header := _span_cells(prev, starts)):
+                yield header, (_span_cells(r.rstrip("\r\n"), starts) for r in text if r.strip())
                 return
         prev = line
 
@@ -101,7 +98,7 @@ def _traced(row: Row) -> TraceRow | None:
 
 def read(path: Path, *, rank: int | None = None) -> Profile:
     """Read the kernels, copies and fills of an nsys cuda_gpu_trace report."""
-    table = next(_tables(path), None)
+    table = next(_tables(lines(path, _EXPECTED)), None)
     if table is None:
         raise FormatError(path, _EXPECTED, "no such header (Start, Duration, CorrId, GrdX, ..., Name)")
     cols, body = table
@@ -120,13 +117,4 @@ def read(path: Path, *, rank: int | None = None) -> Profile:
 
 def looks_like(head: bytes) -> bool:
     """``head`` holds the report's header, CSV, TSV or column form."""
-    text = head.decode("utf-8", "replace").splitlines()
-    for prev, line in zip(["", *text], text, strict=False):
-        sep = "\t" if "\t" in line else ","
-        if _is_header([c.strip() for c in next(csv.reader([line], delimiter=sep), [])]):
-            return True
-        if _RULE.match(line) and prev:
-            spans = [m.start() for m in re.finditer(r"-+", line)]
-            if _is_header([prev[a:b].strip() for a, b in zip(spans, [*spans[1:], None], strict=True)]):
-                return True
-    return False
+    return next(_tables(iter(head.decode("utf-8", "replace").splitlines())), None) is not None
